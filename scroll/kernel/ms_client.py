@@ -1,0 +1,145 @@
+"""The `ms` object inside the kernel (stdlib only; this file's source is executed in the kernel).
+
+`ms` is a thin client of the host-side service (scroll.kernel.service) over a unix socket:
+
+    ms.search(query, k=10, session=None, kind=None, role=None, since=None, until=None,
+              seq_range=None) -> list[Record]   # Record has .seq .score .session .role
+                                                # .kind .time .text .meta .payload .tokens
+    ms.expand(seq) -> Record;  ms.expand(lo, hi) -> list[Record]   (inclusive)
+    ms.payload(handle) -> str (or bytes when not UTF-8)
+    ms.recent(n=10, session=None); ms.sessions() -> list[dict]; ms.headlines() -> list
+
+Large event texts are loaded lazily: `Record.text` fetches them through the payload handle
+on first access. Everything is read-only; the service has no write method.
+"""
+import base64 as _b64
+import json as _json
+import socket as _socket
+import sys as _sys
+import threading as _threading
+
+_FIELDS = ("seq", "score", "session", "role", "kind", "time", "meta", "payload", "tokens")
+
+
+class MsError(RuntimeError):
+    """The host refused or failed a request."""
+
+
+class Record:
+    """One event (or search hit) from the log; `text` is loaded lazily when large."""
+
+    __slots__ = _FIELDS + ("_text", "_ms", "text_len")
+
+    def __init__(self, d, ms):
+        for f in _FIELDS:
+            setattr(self, f, d.get(f))
+        self._text = d.get("text")
+        self.text_len = d.get("text_len", len(self._text or ""))
+        self._ms = ms
+
+    @property
+    def text(self):
+        if self._text is None and self.payload:
+            data = self._ms.payload(self.payload)
+            self._text = data if isinstance(data, str) else data.decode("utf-8", "replace")
+        return self._text if self._text is not None else ""
+
+    def to_dict(self):
+        d = {f: getattr(self, f) for f in _FIELDS}
+        d["text"] = self.text
+        return d
+
+    def __repr__(self):
+        t = (self._text if self._text is not None else f"<{self.text_len} chars, lazy>")
+        t = t if len(t) <= 80 else t[:77] + "..."
+        score = "" if self.score is None else f" score={self.score:.3f}"
+        return f"Record(seq={self.seq}{score} {self.session}/{self.kind}/{self.role}: {t!r})"
+
+
+class Ms:
+    """Read-only capability object over the session history."""
+
+    def __init__(self, path, timeout=300.0):
+        self._path = path
+        self._timeout = timeout
+        self._sock = None
+        self._file = None
+        self._lock = _threading.Lock()
+        self._next = 0
+
+    def _connect(self):
+        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        s.settimeout(self._timeout)
+        s.connect(self._path)
+        self._sock, self._file = s, s.makefile("rb")
+
+    def _call(self, method, **params):
+        with self._lock:
+            for attempt in (0, 1):
+                try:
+                    if self._sock is None:
+                        self._connect()
+                    self._next += 1
+                    line = _json.dumps({"id": self._next, "method": method, "params": params})
+                    self._sock.sendall(line.encode() + b"\n")
+                    reply = self._file.readline()
+                    if not reply:
+                        raise ConnectionError("service closed the connection")
+                    break
+                except (OSError, ConnectionError):
+                    self._sock = self._file = None
+                    if attempt:
+                        raise
+        rep = _json.loads(reply)
+        if not rep.get("ok"):
+            raise MsError(rep.get("error"))
+        return rep["result"]
+
+    def search(self, query, k=10, session=None, kind=None, role=None, since=None, until=None,
+               seq_range=None):
+        sr = list(seq_range) if seq_range is not None else None
+        res = self._call("search", query=query, k=k, session=session, kind=kind, role=role,
+                         since=since, until=until, seq_range=sr)
+        return [Record(d, self) for d in res]
+
+    def expand(self, lo, hi=None):
+        res = self._call("expand", lo=lo, hi=hi)
+        return Record(res, self) if hi is None else [Record(d, self) for d in res]
+
+    def payload(self, handle):
+        res = self._call("payload", handle=handle)
+        return res["text"] if "text" in res else _b64.b64decode(res["b64"])
+
+    def recent(self, n=10, session=None):
+        return [Record(d, self) for d in self._call("recent", n=n, session=session)]
+
+    def sessions(self):
+        return self._call("sessions")
+
+    def headlines(self):
+        return self._call("headlines")
+
+    def __repr__(self):
+        return "<ms: search expand payload recent sessions headlines>"
+
+
+def chunk_streams(limit=1 << 20):
+    """Flush stdout/stderr every `limit` chars so no single message gets huge."""
+    for stream in (_sys.stdout, _sys.stderr):
+        orig, state = stream.write, [0]
+
+        def write(s, _orig=orig, _stream=stream, _state=state):
+            if not isinstance(s, str) or len(s) + _state[0] < limit:
+                if isinstance(s, str):
+                    _state[0] += len(s)
+                return _orig(s)
+            for i in range(0, len(s), limit):
+                _orig(s[i:i + limit])
+                _stream.flush()
+            _state[0] = 0
+            return len(s)
+
+        try:
+            stream.write = write
+        except (AttributeError, TypeError):
+            pass

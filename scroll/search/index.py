@@ -1,0 +1,516 @@
+"""BM25 search over the event log: immutable segments + an in-memory live tail.
+
+Design (why not one bm25s index): bm25s cannot add documents or take outside corpus
+statistics, and per-segment bm25s indexes score with per-segment statistics that drift.
+Here every segment keeps raw postings (term frequencies and document lengths), and a
+query is scored over all segments and the tail with GLOBAL N, document frequency and
+average length, using bm25s's default formula (Lucene BM25):
+
+    idf = ln(1 + (N - df + 0.5) / (df + 0.5))
+    score(d) = sum over query terms t of  idf(t) * tf / (tf + k1 * (1 - b + b * |d| / avgdl))
+
+with bm25s's own tokenization (see tokens.py). The result is the ranking of one bm25s
+index over all events, whatever the segmentation; a test checks it against bm25s.
+
+* Freshness: before each search the index reads the log's highest `seq` and pulls any
+  newer events (appended by this or another process) into the tail.
+* Upkeep: when the tail reaches `flush_docs` documents it is written as a segment; when
+  there are more than `max_segments`, the adjacent pair with the fewest documents is
+  merged (on this schedule, inline, under a file lock; no background threads).
+* Persistence: `<db>.index/` holds the manifest, the vocabulary and the segments. The
+  log is the truth: a missing, foreign (other log id), inconsistent or differently
+  configured index is rebuilt from the log.
+* Determinism: hits are ordered by score, ties by `seq` newest first; a hit never has
+  score 0 (a query with no matching term returns []).
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import shutil
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from .segment import DocBatch, Segment, merge_segments, write_segment
+from .tokens import Tokenizer
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class IndexDoc:
+    seq: int
+    session: str
+    kind: str
+    role: str
+    time: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Filters:
+    session: str | None = None
+    kind: str | None = None
+    role: str | None = None
+    since: str | None = None
+    until: str | None = None
+    seq_range: tuple[int, int] | None = None
+
+
+def document_text(doc: IndexDoc, fields: tuple[str, ...]) -> str:
+    """The string that is tokenized for an event: the chosen fields, joined by newlines."""
+    parts = []
+    for f in fields:
+        value = getattr(doc, f)
+        if value:
+            parts.append(value)
+    return "\n".join(parts)
+
+
+class SearchIndex:
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        log_id: str,
+        fetch_after: Callable[[int, int], list[IndexDoc]],
+        max_seq: Callable[[], int],
+        k1: float = 1.5,
+        b: float = 0.75,
+        fields: tuple[str, ...] = ("text",),
+        flush_docs: int = 20_000,
+        max_segments: int = 8,
+    ):
+        self.path = Path(path)
+        self.log_id = log_id
+        self._fetch_after = fetch_after
+        self._max_seq = max_seq
+        self.k1, self.b = float(k1), float(b)
+        self.fields = tuple(fields)
+        self.flush_docs = int(flush_docs)
+        self.max_segments = int(max_segments)
+        self.tok = Tokenizer()
+        self.params = {
+            "format": FORMAT, "k1": self.k1, "b": self.b, "fields": list(self.fields),
+            "tokenizer": Tokenizer.spec,
+        }
+        self._manifest_stamp: tuple | None = None
+        self._lock_fh = None
+        self._load_or_rebuild()
+
+    # ----------------------------------------------------------------- state
+    def _reset_memory(self) -> None:
+        self.vocab: dict[str, int] = {}
+        self.vocab_persisted = 0
+        self.segments: list[Segment] = []
+        self.covered_seq = 0  # highest seq held in segments
+        self.generation = 0
+        self._strings: dict[str, dict[str, int]] = {"sess": {}, "kind": {}, "role": {}}
+        self._static = None  # concatenated per-doc arrays of the segments
+        self._reset_tail()
+
+    def _reset_tail(self) -> None:
+        self.seen_seq = self.covered_seq
+        self._tail_post: dict[int, tuple[list[int], list[int]]] = {}
+        self._tail_counts: list[dict[int, int]] = []
+        cap = max(16, self.flush_docs + 1)
+        self._t_seqs = np.zeros(cap, dtype=np.int64)
+        self._t_dl = np.zeros(cap, dtype=np.float64)
+        self._t_sess = np.zeros(cap, dtype=np.int32)
+        self._t_kind = np.zeros(cap, dtype=np.int32)
+        self._t_role = np.zeros(cap, dtype=np.int32)
+        self._t_times: list[str] = []
+        self._t_str: dict[str, list[str]] = {"sess": [], "kind": [], "role": []}
+        self.n_tail = 0
+        self.tail_len_sum = 0
+
+    @property
+    def n_docs(self) -> int:
+        return (self._static["n"] if self._static else 0) + self.n_tail
+
+    def _code(self, field: str, value: str) -> int:
+        table = self._strings[field]
+        code = table.get(value)
+        if code is None:
+            code = table[value] = len(table)
+        return code
+
+    # ----------------------------------------------------------- persistence
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Exclusive lock on the index directory across processes (re-entrant here)."""
+        if self._lock_fh is not None:
+            yield
+            return
+        self.path.mkdir(parents=True, exist_ok=True)
+        with open(self.path / "lock", "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            self._lock_fh = fh
+            try:
+                yield
+            finally:
+                self._lock_fh = None
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _stamp(self) -> tuple | None:
+        try:
+            st = os.stat(self.path / "manifest.json")
+        except FileNotFoundError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def _read_manifest(self) -> dict | None:
+        try:
+            return json.loads((self.path / "manifest.json").read_text())
+        except (FileNotFoundError, json.JSONDecodeError, OSError):
+            return None
+
+    def _write_manifest(self) -> None:
+        self.generation += 1
+        data = {
+            **self.params, "log_id": self.log_id, "generation": self.generation,
+            "covered_seq": self.covered_seq, "vocab_size": self.vocab_persisted,
+            "segments": [s.path.name for s in self.segments],
+        }
+        tmp = self.path / "manifest.json.tmp"
+        with open(tmp, "w") as fh:
+            json.dump(data, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path / "manifest.json")
+        self._manifest_stamp = self._stamp()
+
+    def _persist_vocab(self) -> None:
+        """Append the terms that got ids since the last flush to vocab.txt."""
+        vfile = self.path / "vocab.txt"
+        with open(vfile, "a+b") as fh:
+            fh.seek(0)
+            # drop anything past what the manifest vouches for (a crash mid-append)
+            keep, count = 0, 0
+            for line in fh:
+                if count == self.vocab_persisted:
+                    break
+                keep += len(line)
+                count += 1
+            fh.truncate(keep)
+            fh.seek(keep)
+            new = sorted(((i, t) for t, i in self.vocab.items() if i >= self.vocab_persisted))
+            fh.write("".join(t + "\n" for _, t in new).encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.vocab_persisted = len(self.vocab)
+
+    def _try_load(self) -> bool:
+        m = self._read_manifest()
+        if not m or m.get("log_id") != self.log_id:
+            return False
+        if any(m.get(k) != v for k, v in self.params.items()):
+            return False
+        if m["covered_seq"] > self._max_seq():
+            return False
+        try:
+            with open(self.path / "vocab.txt", encoding="utf-8") as fh:
+                terms = [line.rstrip("\n") for _, line in zip(range(m["vocab_size"]), fh)]
+            if len(terms) != m["vocab_size"]:
+                return False
+            segs = [Segment.load(self.path / name) for name in m["segments"]]
+        except (OSError, ValueError, KeyError, json.JSONDecodeError):
+            return False
+        last = 0
+        for s in segs:  # segments must be in seq order and not overlap
+            if s.first_seq <= last:
+                return False
+            last = s.last_seq
+        if last != m["covered_seq"]:
+            return False
+        self._reset_memory()
+        self.vocab = {t: i for i, t in enumerate(terms)}
+        self.vocab_persisted = len(terms)
+        self.segments = segs
+        self.covered_seq = m["covered_seq"]
+        self.generation = m["generation"]
+        self._rebuild_static()
+        self._reset_tail()
+        self._manifest_stamp = self._stamp()
+        return True
+
+    def _load_or_rebuild(self) -> None:
+        self._reset_memory()
+        if self._try_load():
+            return
+        with self._locked():
+            if not self._try_load():  # another process may have just rebuilt it
+                self.rebuild_locked()
+
+    def rebuild(self) -> None:
+        """Throw the on-disk index away and build it again from the log."""
+        with self._locked():
+            self.rebuild_locked()
+
+    def rebuild_locked(self) -> None:
+        for child in self.path.iterdir():
+            if child.name.startswith("seg-") or child.name.startswith(".tmp-"):
+                shutil.rmtree(child, ignore_errors=True)
+            elif child.name in ("manifest.json", "vocab.txt", "manifest.json.tmp"):
+                child.unlink()
+        self._reset_memory()
+        after = 0
+        while True:
+            docs = self._fetch_after(after, self.flush_docs)
+            if not docs:
+                break
+            self._add_docs(docs, flush=False)
+            after = docs[-1].seq
+            if self.n_tail >= self.flush_docs:
+                self._flush_locked()
+        self._write_manifest() if self.segments else self._persist_vocab_and_empty_manifest()
+
+    def _persist_vocab_and_empty_manifest(self) -> None:
+        self.vocab_persisted = 0
+        self.path.mkdir(parents=True, exist_ok=True)
+        (self.path / "vocab.txt").write_bytes(b"")
+        # the tail's terms are not persisted until they are in a segment
+        self._write_manifest()
+
+    def disk_bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+
+    # ---------------------------------------------------------------- ingest
+    def add(self, docs: Iterable[IndexDoc]) -> None:
+        """Add events just appended (in seq order); catches up on any gap first."""
+        docs = list(docs)
+        if not docs:
+            return
+        if self._stamp() != self._manifest_stamp:
+            self._reload_after_foreign_flush()
+        if docs[0].seq > self.seen_seq + 1:
+            self._catch_up(until=docs[0].seq - 1)
+        docs = [d for d in docs if d.seq > self.seen_seq]
+        self._add_docs(docs)
+
+    def _add_docs(self, docs: list[IndexDoc], flush: bool = True) -> None:
+        tok, vocab = self.tok, self.vocab
+        for d in docs:
+            if d.seq <= self.seen_seq:  # already pulled in by a catch-up
+                continue
+            counts, length = tok.counts(document_text(d, self.fields))
+            if length == 0:
+                length = 1  # bm25s keeps an empty document as one empty token
+            ids: dict[int, int] = {}
+            for term, c in counts.items():
+                tid = vocab.get(term)
+                if tid is None:
+                    tid = vocab[term] = len(vocab)
+                ids[tid] = c
+            i = self.n_tail
+            for tid, c in ids.items():
+                post = self._tail_post.get(tid)
+                if post is None:
+                    self._tail_post[tid] = ([i], [c])
+                else:
+                    post[0].append(i)
+                    post[1].append(c)
+            self._tail_counts.append(ids)
+            self._t_seqs[i] = d.seq
+            self._t_dl[i] = length
+            self._t_sess[i] = self._code("sess", d.session)
+            self._t_kind[i] = self._code("kind", d.kind)
+            self._t_role[i] = self._code("role", d.role)
+            self._t_times.append(d.time)
+            self._t_str["sess"].append(d.session)
+            self._t_str["kind"].append(d.kind)
+            self._t_str["role"].append(d.role)
+            self.n_tail += 1
+            self.tail_len_sum += length
+            self.seen_seq = d.seq
+            if flush and self.n_tail >= self.flush_docs:
+                with self._locked():
+                    if self._stamp() != self._manifest_stamp:
+                        self._reload_after_foreign_flush()
+                    if self.n_tail >= self.flush_docs:
+                        self._flush_locked()
+                        self._write_manifest()
+
+    def _catch_up(self, until: int | None = None) -> None:
+        while True:
+            limit = 5000 if until is None else max(1, min(5000, until - self.seen_seq))
+            docs = self._fetch_after(self.seen_seq, limit)
+            if until is not None:
+                docs = [d for d in docs if d.seq <= until]
+            if not docs:
+                return
+            self._add_docs(docs)
+            if until is not None and self.seen_seq >= until:
+                return
+
+    def _reload_after_foreign_flush(self) -> None:
+        """Another process rewrote the index: load its manifest, rebuild our tail."""
+        if not self._try_load():
+            with self._locked():
+                if not self._try_load():
+                    self.rebuild_locked()
+        self._catch_up()
+
+    def sync(self) -> None:
+        """Make every event in the log searchable (called before each search)."""
+        if self._stamp() != self._manifest_stamp:
+            self._reload_after_foreign_flush()
+        if self._max_seq() > self.seen_seq:
+            self._catch_up()
+
+    # ----------------------------------------------------------- segments
+    def _flush_locked(self) -> None:
+        n = self.n_tail
+        batch = DocBatch(
+            seqs=self._t_seqs[:n].tolist(), dls=self._t_dl[:n].astype(np.int64).tolist(),
+            counts=self._tail_counts, sess=self._t_str["sess"], kind=self._t_str["kind"],
+            role=self._t_str["role"], times=self._t_times,
+        )
+        path = write_segment(self.path, batch, n_terms=len(self.vocab))
+        self._persist_vocab()
+        self.segments.append(Segment.load(path))
+        self.covered_seq = self.segments[-1].last_seq
+        self._maybe_merge()
+        self._rebuild_static()
+        self._reset_tail()
+
+    def _maybe_merge(self) -> None:
+        while len(self.segments) > self.max_segments:
+            sizes = [a.n_docs + b.n_docs for a, b in zip(self.segments, self.segments[1:])]
+            i = int(np.argmin(sizes))
+            pair = self.segments[i:i + 2]
+            merged = Segment.load(merge_segments(self.path, pair, n_terms=len(self.vocab)))
+            self.segments[i:i + 2] = [merged]
+            self._write_manifest()
+            for old in pair:
+                shutil.rmtree(old.path, ignore_errors=True)
+
+    def _rebuild_static(self) -> None:
+        if not self.segments:
+            self._static = None
+            return
+        offsets, n = [], 0
+        for s in self.segments:
+            offsets.append(n)
+            n += s.n_docs
+        fields = {}
+        for field, attr in (("sess", "sess_local"), ("kind", "kind_local"), ("role", "role_local")):
+            parts = []
+            for s in self.segments:
+                remap = np.array([self._code(field, v) for v in s.strings[field]], dtype=np.int32)
+                parts.append(remap[np.asarray(getattr(s, attr))])
+            fields[field] = np.concatenate(parts)
+        self._static = {
+            "n": n, "offsets": offsets,
+            "dl": np.concatenate([np.asarray(s.dl, dtype=np.float64) for s in self.segments]),
+            "seqs": np.concatenate([np.asarray(s.seqs) for s in self.segments]),
+            "times": np.concatenate([s.times for s in self.segments]),
+            **fields,
+        }
+        self._static["len_sum"] = float(self._static["dl"].sum())
+
+    # ----------------------------------------------------------------- query
+    def _column(self, name: str) -> np.ndarray:
+        tail = {"dl": self._t_dl, "seqs": self._t_seqs, "sess": self._t_sess,
+                "kind": self._t_kind, "role": self._t_role}[name][: self.n_tail]
+        if self._static is None:
+            return tail
+        if self.n_tail == 0:
+            return self._static[name]
+        return np.concatenate([self._static[name], tail])
+
+    def _mask(self, f: Filters, n: int) -> np.ndarray | None:
+        mask = None
+
+        def both(m):
+            nonlocal mask
+            mask = m if mask is None else (mask & m)
+
+        for field, value in (("sess", f.session), ("kind", f.kind), ("role", f.role)):
+            if value is not None:
+                code = self._strings[field].get(value)
+                if code is None:
+                    return np.zeros(n, dtype=bool)
+                both(self._column(field) == code)
+        if f.seq_range is not None:
+            lo, hi = f.seq_range
+            seqs = self._column("seqs")
+            both((seqs >= lo) & (seqs <= hi))
+        if f.since is not None or f.until is not None:
+            times = self._static["times"] if self._static else np.zeros(0, dtype=str)
+            if self.n_tail:
+                times = np.concatenate([times, np.asarray(self._t_times, dtype=str)])
+            m = np.ones(n, dtype=bool)
+            if f.since is not None:
+                m &= times >= f.since
+            if f.until is not None:  # inclusive at the granularity given ("2023-05-01")
+                m &= times.astype(f"<U{len(f.until)}") <= f.until
+            both(m)
+        return mask
+
+    def search(self, query: str, k: int = 10, filters: Filters | None = None) -> list[tuple[int, float]]:
+        """[(seq, score)] best first; ties by seq, newest first; never a 0 score."""
+        if k <= 0:
+            return []
+        self.sync()
+        terms = self.tok.terms(query)
+        n = self.n_docs
+        if not terms or n == 0:
+            return []
+        len_sum = (self._static["len_sum"] if self._static else 0.0) + self.tail_len_sum
+        avgdl = len_sum / n
+        k1, b = self.k1, self.b
+        dl_all = self._column("dl")
+        pos_parts, w_parts = [], []
+        for term in terms:
+            tid = self.vocab.get(term)
+            if tid is None:
+                continue
+            seg_posts = []
+            df = 0
+            for off, seg in zip(self._static["offsets"] if self._static else [], self.segments):
+                d, tf = seg.postings(tid)
+                if len(d):
+                    seg_posts.append((off, d, tf))
+                    df += len(d)
+            tail = self._tail_post.get(tid)
+            if tail is not None:
+                base = self._static["n"] if self._static else 0
+                seg_posts.append((base, np.asarray(tail[0], dtype=np.int64), np.asarray(tail[1], dtype=np.float64)))
+                df += len(tail[0])
+            if df == 0:
+                continue
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            for off, d, tf in seg_posts:
+                pos = d.astype(np.int64) + off
+                tf = np.asarray(tf, dtype=np.float64)
+                w_parts.append(idf * tf / (tf + k1 * (1.0 - b + b * dl_all[pos] / avgdl)))
+                pos_parts.append(pos)
+        if not pos_parts:
+            return []
+        pos = np.concatenate(pos_parts)
+        w = np.concatenate(w_parts)
+        uniq, inv = np.unique(pos, return_inverse=True)
+        scores = np.bincount(inv, weights=w, minlength=len(uniq))
+        if filters is not None:
+            mask = self._mask(filters, n)
+            if mask is not None:
+                keep = mask[uniq]
+                uniq, scores = uniq[keep], scores[keep]
+        good = scores > 0
+        uniq, scores = uniq[good], scores[good]
+        if len(uniq) == 0:
+            return []
+        if len(uniq) > k:
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            sel = scores >= kth
+            uniq, scores = uniq[sel], scores[sel]
+        seqs = self._column("seqs")[uniq]
+        order = np.lexsort((-seqs, -scores))[:k]
+        return [(int(seqs[i]), float(scores[i])) for i in order]

@@ -1,0 +1,178 @@
+"""An immutable on-disk segment of the search index: raw postings, not scores.
+
+A segment keeps, per term id (global vocabulary), the local doc numbers and term
+frequencies (CSR: `indptr`, `docs`, `tfs`), plus per-doc length, `seq`, and the
+filter fields (session, kind, role, time). Because it stores raw term frequencies
+and lengths instead of precomputed BM25 scores, the index can score any segment with
+GLOBAL statistics (N, df, average length) at query time: the ranking is exactly the one
+of a single index over all events, however the events are split into segments.
+Files are `.npy` arrays loaded with mmap, written to a temporary directory and renamed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+_ARRAYS = ("indptr", "docs", "tfs", "dl", "seqs", "sess", "kind", "role", "times")
+
+
+@dataclass
+class DocBatch:
+    """Documents in seq order, ready to become a segment."""
+
+    seqs: list[int]
+    dls: list[int]
+    counts: list[dict[int, int]]  # term id -> tf
+    sess: list[str]
+    kind: list[str]
+    role: list[str]
+    times: list[str]
+
+
+class Segment:
+    def __init__(self, path: Path, arrays: dict[str, np.ndarray], strings: dict[str, list[str]]):
+        self.path = path
+        self.indptr = arrays["indptr"]
+        self.docs = arrays["docs"]
+        self.tfs = arrays["tfs"]
+        self.dl = arrays["dl"]
+        self.seqs = arrays["seqs"]
+        self.sess_local = arrays["sess"]
+        self.kind_local = arrays["kind"]
+        self.role_local = arrays["role"]
+        self.times = arrays["times"]
+        self.strings = strings
+        self.n_docs = int(len(self.seqs))
+        self.n_terms = int(len(self.indptr) - 1)
+
+    @property
+    def first_seq(self) -> int:
+        return int(self.seqs[0])
+
+    @property
+    def last_seq(self) -> int:
+        return int(self.seqs[-1])
+
+    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        if tid >= self.n_terms:
+            return _EMPTY_I, _EMPTY_I
+        a, b = int(self.indptr[tid]), int(self.indptr[tid + 1])
+        return self.docs[a:b], self.tfs[a:b]
+
+    def df(self, tid: int) -> int:
+        if tid >= self.n_terms:
+            return 0
+        return int(self.indptr[tid + 1] - self.indptr[tid])
+
+    def triples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(term id, doc, tf) for every posting, ordered by term then doc."""
+        terms = np.repeat(np.arange(self.n_terms, dtype=np.int64), np.diff(self.indptr))
+        return terms, np.asarray(self.docs, dtype=np.int64), np.asarray(self.tfs, dtype=np.int64)
+
+    @staticmethod
+    def load(path: Path) -> "Segment":
+        arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
+        arrays["times"] = np.array(arrays["times"])  # small; unicode arrays copy fine
+        strings = json.loads((path / "strings.json").read_text())
+        seg = Segment(path, arrays, strings)
+        if not (len(seg.dl) == seg.n_docs == len(seg.times) and seg.n_docs > 0):
+            raise ValueError(f"segment {path} is inconsistent")
+        return seg
+
+
+_EMPTY_I = np.zeros(0, dtype=np.uint32)
+
+
+def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
+    table: dict[str, int] = {}
+    codes = np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int32, count=len(values))
+    return codes, list(table)
+
+
+def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, meta=None, n_terms: int) -> Path:
+    """Write a segment from a batch of documents, or from (terms, docs, tfs) + meta arrays."""
+    if batch is not None:
+        n = len(batch.seqs)
+        lens = np.fromiter((len(c) for c in batch.counts), dtype=np.int64, count=n)
+        total = int(lens.sum())
+        terms = np.empty(total, dtype=np.int64)
+        tfs = np.empty(total, dtype=np.int64)
+        pos = 0
+        for c in batch.counts:
+            k = len(c)
+            terms[pos:pos + k] = np.fromiter(c.keys(), dtype=np.int64, count=k)
+            tfs[pos:pos + k] = np.fromiter(c.values(), dtype=np.int64, count=k)
+            pos += k
+        docs = np.repeat(np.arange(n, dtype=np.int64), lens)
+        meta = {
+            "dl": np.asarray(batch.dls, dtype=np.uint32),
+            "seqs": np.asarray(batch.seqs, dtype=np.int64),
+            "sess": batch.sess, "kind": batch.kind, "role": batch.role,
+            "times": np.asarray(batch.times, dtype=str),
+        }
+    else:
+        terms, docs, tfs = triples
+    order = np.argsort(terms, kind="stable")  # docs already ascending within a term
+    terms, docs, tfs = terms[order], docs[order], tfs[order]
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
+    arrays = {"indptr": indptr, "docs": docs.astype(np.uint32), "tfs": np.minimum(tfs, 2**32 - 1).astype(np.uint32)}
+    strings = {}
+    for field in ("sess", "kind", "role"):
+        vals = meta[field]
+        if isinstance(vals, tuple):  # already (codes, table)
+            arrays[field], strings[field] = vals
+        else:
+            arrays[field], strings[field] = _codes(list(vals))
+    arrays["dl"], arrays["seqs"], arrays["times"] = meta["dl"], meta["seqs"], meta["times"]
+    seqs = arrays["seqs"]
+    name = f"seg-{int(seqs[0]):012d}-{int(seqs[-1]):012d}-{uuid.uuid4().hex[:8]}"
+    tmp = root / f".tmp-{name}"
+    tmp.mkdir(parents=True)
+    try:
+        for key in _ARRAYS:
+            np.save(tmp / f"{key}.npy", arrays[key], allow_pickle=False)
+        (tmp / "strings.json").write_text(json.dumps(strings))
+        for f in tmp.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        os.replace(tmp, root / name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return root / name
+
+
+def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
+    """Merge consecutive segments (in seq order) into one new segment."""
+    parts_t, parts_d, parts_f = [], [], []
+    offset = 0
+    meta: dict[str, list] = {k: [] for k in ("dl", "seqs", "times", "sess", "kind", "role")}
+    for seg in segs:
+        t, d, f = seg.triples()
+        parts_t.append(t)
+        parts_d.append(d + offset)
+        parts_f.append(f)
+        offset += seg.n_docs
+        meta["dl"].append(np.asarray(seg.dl))
+        meta["seqs"].append(np.asarray(seg.seqs))
+        meta["times"].append(seg.times)
+        for field, local in (("sess", seg.sess_local), ("kind", seg.kind_local), ("role", seg.role_local)):
+            table = seg.strings[field]
+            meta[field].extend(table[i] for i in np.asarray(local))
+    terms = np.concatenate(parts_t)
+    docs = np.concatenate(parts_d)
+    tfs = np.concatenate(parts_f)
+    order = np.lexsort((docs, terms))
+    merged = {
+        "dl": np.concatenate(meta["dl"]), "seqs": np.concatenate(meta["seqs"]),
+        "times": np.concatenate(meta["times"]).astype(str),
+        "sess": meta["sess"], "kind": meta["kind"], "role": meta["role"],
+    }
+    return write_segment(root, triples=(terms[order], docs[order], tfs[order]), meta=merged, n_terms=n_terms)

@@ -1,0 +1,76 @@
+"""Tokenization shared by indexing and querying, identical to `bm25s.tokenize`.
+
+Same steps as bm25s 0.3.x with `stopwords="en"` and a PyStemmer English stemmer:
+lower-case, split on `(?u)\\b\\w\\w+\\b`, drop English stopwords, stem. Identical tokens
+are what make our scores equal to a single bm25s index built over the same documents.
+Large texts are tokenized in chunks cut at whitespace, so a 100 MB event does not need
+a 100 MB list of strings.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+_split = re.compile(TOKEN_PATTERN).findall
+_CHUNK = 1 << 20  # characters per chunk for big texts
+_STEM_CACHE_MAX = 2_000_000
+
+
+class Tokenizer:
+    """Lower-case, split, drop stopwords, stem; a per-process stem cache keeps it fast."""
+
+    spec = {"pattern": TOKEN_PATTERN, "lower": True, "stopwords": "bm25s-en", "stemmer": "english"}
+
+    def __init__(self) -> None:
+        import Stemmer  # PyStemmer
+        from bm25s.stopwords import STOPWORDS_EN
+
+        self._stemmer = Stemmer.Stemmer("english")
+        self._stop = frozenset(STOPWORDS_EN)
+        self._stems: dict[str, str] = {}
+
+    def _stem_all(self, words) -> dict[str, str]:
+        cache = self._stems
+        missing = [w for w in words if w not in cache]
+        if missing:
+            if len(cache) + len(missing) > _STEM_CACHE_MAX:
+                cache.clear()
+            cache.update(zip(missing, self._stemmer.stemWords(missing)))
+        return cache
+
+    def terms(self, text: str) -> list[str]:
+        """The query's terms in order, duplicates kept (bm25s counts them)."""
+        words = [w for w in _split(text.lower()) if w not in self._stop]
+        stems = self._stem_all(set(words))
+        return [stems[w] for w in words]
+
+    def counts(self, text: str) -> tuple[Counter, int]:
+        """Term frequencies of a document and its length in tokens (after stopwords)."""
+        raw: Counter = Counter()
+        for chunk in _chunks(text):
+            raw.update(_split(chunk.lower()))
+        for w in self._stop.intersection(raw):
+            del raw[w]
+        stems = self._stem_all(raw)
+        out: Counter = Counter()
+        for w, c in raw.items():
+            out[stems[w]] += c
+        return out, sum(raw.values())
+
+
+def _chunks(text: str):
+    if len(text) <= _CHUNK:
+        yield text
+        return
+    start, n = 0, len(text)
+    while start < n:
+        end = min(start + _CHUNK, n)
+        if end < n:
+            cut = text.rfind(" ", start, end)
+            if cut <= start:  # no space: cut at any whitespace, else hard cut
+                m = re.search(r"\s", text[end:end + _CHUNK])
+                cut = end + m.start() if m else n
+            end = cut
+        yield text[start:end]
+        start = end

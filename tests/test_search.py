@@ -1,0 +1,160 @@
+"""SearchIndex: exact global BM25 across segments + tail, filters, freshness, rebuild."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from scroll import EventLog
+from scroll.search import IndexDoc
+from scroll.search.index import document_text
+
+WORDS = ("apple banana cherry delta echo falcon garden harbor island jungle kettle lemon meadow "
+         "nickel orange pepper quartz river saddle timber umbrella violet walnut xenon yellow zephyr "
+         "running runner runs ran bicycle bicycles paris london tokyo berlin coffee tea doctor "
+         "appointment birthday concert salary promotion marathon recipe").split()
+
+
+def _corpus(n, seed=0):
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        length = rng.randint(3, 40)
+        # Zipf-ish word choice so df varies a lot
+        text = " ".join(WORDS[min(int(rng.paretovariate(1.2)) - 1, len(WORDS) - 1)] if rng.random() < 0.5
+                        else rng.choice(WORDS) for _ in range(length))
+        rows.append({"session": f"s{rng.randint(0, 9)}", "role": rng.choice(["user", "assistant", "Ann"]),
+                     "text": text, "kind": rng.choice(["message", "tool_result"]),
+                     "time": f"2023-05-{1 + i % 28:02d}T10:00:00Z"})
+    return rows
+
+
+def _reference_top(texts, seqs, query, k, k1, b):
+    import bm25s
+    import Stemmer
+
+    stem = Stemmer.Stemmer("english")
+    ret = bm25s.BM25(k1=k1, b=b, method="lucene")
+    ret.index(bm25s.tokenize(texts, stopwords="en", stemmer=stem, show_progress=False), show_progress=False)
+    tokens = bm25s.tokenize([query], stopwords="en", stemmer=stem, return_ids=False, show_progress=False)[0]
+    scores = ret.get_scores([t for t in tokens if t in ret.vocab_dict])
+    order = sorted(range(len(texts)), key=lambda i: (-scores[i], -seqs[i]))
+    return [seqs[i] for i in order[:k] if scores[i] > 0]
+
+
+@pytest.mark.parametrize("flush_docs,max_segments", [(37, 3), (100000, 8)])
+def test_exact_global_bm25_matches_single_bm25s_index(tmp_path, flush_docs, max_segments):
+    rows = _corpus(600)
+    log = EventLog(tmp_path / "s.db", index_options={"flush_docs": flush_docs, "max_segments": max_segments})
+    log.search("warm")  # create the index so appends keep it up to date
+    for r in rows[:300]:
+        log.append(**r)
+    log.append_many(rows[300:])
+    idx = log.index
+    if flush_docs == 37:
+        assert len(idx.segments) <= 3 and idx.n_tail > 0, "expected merged segments plus a live tail"
+    texts = [document_text(IndexDoc(e.seq, e.session, e.kind, e.role, e.time, e.text), idx.fields)
+             for e in log.expand(1, 600)]
+    seqs = list(range(1, 601))
+    rng = random.Random(5)
+    overlaps = []
+    for _ in range(60):
+        query = " ".join(rng.sample(WORDS, rng.randint(1, 4)))
+        ours = [h.seq for h in log.search(query, k=10)]
+        ref = _reference_top(texts, seqs, query, 10, idx.k1, idx.b)
+        overlaps.append(len(set(ours) & set(ref)) / max(1, len(ref)))
+    assert np.mean(overlaps) >= 0.99, np.mean(overlaps)
+
+
+def test_ranking_deterministic_ties_newest_first(log):
+    for i in range(5):
+        log.append(session="s", role="user", text="identical words here")
+    hits = log.search("identical words", k=10)
+    assert [h.seq for h in hits] == [5, 4, 3, 2, 1]
+    assert len({round(h.score, 12) for h in hits}) == 1
+
+
+def test_no_zero_score_hits_and_empty_results(log):
+    log.append(session="s", role="user", text="alpha beta")
+    assert log.search("gamma delta", k=10) == []
+    assert log.search("", k=10) == []
+    assert log.search("the and of", k=10) == []  # stopwords only
+    assert all(h.score > 0 for h in log.search("alpha", k=50))
+    assert len(log.search("alpha", k=50)) == 1
+
+
+def test_filters(log):
+    rows = _corpus(300, seed=3)
+    log.append_many(rows)
+    q = "apple banana cherry"
+    for kw, check in [
+        ({"session": "s3"}, lambda e: e.session == "s3"),
+        ({"kind": "tool_result"}, lambda e: e.kind == "tool_result"),
+        ({"role": "Ann"}, lambda e: e.role == "Ann"),
+        ({"seq_range": (50, 120)}, lambda e: 50 <= e.seq <= 120),
+        ({"since": "2023-05-10"}, lambda e: e.time >= "2023-05-10"),
+        ({"until": "2023-05-03"}, lambda e: e.time[:10] <= "2023-05-03"),
+        ({"session": "s1", "role": "user", "since": "2023-05-05", "until": "2023-05-20"},
+         lambda e: e.session == "s1" and e.role == "user" and "2023-05-05" <= e.time[:10] <= "2023-05-20"),
+    ]:
+        hits = log.search(q, k=20, **kw)
+        assert hits, kw
+        assert all(check(h) for h in hits), kw
+        # the filtered top-k equals the unfiltered ranking restricted by the filter
+        full = [h.seq for h in log.search(q, k=1000) if check(h)]
+        assert [h.seq for h in hits] == full[:20], kw
+    assert log.search(q, session="no-such-session") == []
+
+
+def test_searchable_right_after_append_from_another_log(tmp_path):
+    a = EventLog(tmp_path / "x.db")
+    b = EventLog(tmp_path / "x.db")
+    a.append(session="s", role="user", text="first event")
+    assert [h.seq for h in b.search("first")] == [1]
+    for i in range(50):
+        seq = a.append(session="s", role="user", text=f"needle{i} in the stack")
+        assert [h.seq for h in b.search(f"needle{i}")] == [seq]
+        seq = b.append(session="s", role="user", text=f"pin{i} in the cushion")
+        assert [h.seq for h in a.search(f"pin{i}")] == [seq]
+
+
+def test_index_persisted_and_rebuilt_when_missing_or_stale(tmp_path):
+    import shutil
+
+    path = tmp_path / "p.db"
+    with EventLog(path, index_options={"flush_docs": 50}) as log:
+        log.append_many(_corpus(230))
+        before = [(h.seq, h.score) for h in log.search("apple river", k=10)]
+    with EventLog(path, index_options={"flush_docs": 50}) as log:
+        assert log.index.segments, "segments should load from disk"
+        assert [(h.seq, h.score) for h in log.search("apple river", k=10)] == before
+    shutil.rmtree(str(path) + ".index")
+    with EventLog(path, index_options={"flush_docs": 50}) as log:
+        assert [(h.seq, round(h.score, 9)) for h in log.search("apple river", k=10)] == \
+               [(s, round(x, 9)) for s, x in before]
+    # a corrupt manifest, or an index from another log, is rebuilt from the log
+    (tmp_path / "p.db.index" / "manifest.json").write_text("{not json")
+    with EventLog(path, index_options={"flush_docs": 50}) as log:
+        assert [h.seq for h in log.search("apple river", k=10)] == [s for s, _ in before]
+    other = tmp_path / "other.db"
+    with EventLog(other) as o:
+        o.append(session="s", role="u", text="apple")
+    shutil.rmtree(str(other) + ".index", ignore_errors=True)
+    shutil.copytree(str(path) + ".index", str(other) + ".index")
+    with EventLog(other) as o:
+        assert [h.seq for h in o.search("apple river")] == [1]
+
+
+def test_big_event_needle_found_and_text_exact(log):
+    rng = random.Random(1)
+    filler = " ".join(rng.choice(WORDS) for _ in range(700_000))  # ~4 MB
+    text = filler[: len(filler) // 2] + " xylophonist " + filler[len(filler) // 2:]
+    assert len(text) > 4_000_000
+    seq = log.append(session="s", role="tool", kind="tool_result", text=text)
+    log.append(session="s", role="user", text="small apple")
+    hits = log.search("xylophonist")
+    assert [h.seq for h in hits] == [seq]
+    ev = log.expand(seq)
+    assert ev.payload and ev.text == text
+    assert log.payloads.get(ev.payload) == text.encode()
