@@ -1,0 +1,248 @@
+"""`Kernel`: one persistent, sandboxed Python kernel per session, with `ms` inside.
+
+    k = Kernel(log, session="s1")          # also a context manager; k.close()
+    r = k.execute(code, timeout=30)        # ExecResult(stdout, error, timed_out, notice, seqs)
+
+Covered here: every cell is logged (kind="code", role="assistant") before it runs and its
+result (kind="output", role="kernel", meta: code_seq, error, timed_out, truncated, handle,
+chars, sandbox) before `execute` returns; print is the only exposure (stream output, plus
+the error in `r.error`; bare-expression values are ignored); the exposure is capped with
+the full output kept in the payload store; wall-time limit = SIGINT, then restart when
+ignored; kernel death and resume rebuild resident state by replaying logged successful
+cells (scroll.kernel.replay), reported in `r.notice`. Sandbox recipe and threat model:
+scroll.kernel.sandbox. Fail closed: without a working sandbox, Kernel() raises
+SandboxError unless sandbox="off" is passed explicitly (loud warning, recorded in meta).
+"""
+from __future__ import annotations
+
+import sys
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .output import OutputCollector, format_error
+from .process import KernelDied, KernelProcess
+from .replay import replayable_cells
+from .sandbox import Limits, RuntimeDir, SandboxError, allocate_uid, check_sandbox, parse_size
+from .service import MsHandler, MsSocketServer
+
+MS_CLIENT_SOURCE = (Path(__file__).parent / "ms_client.py").read_text()
+
+
+@dataclass
+class ExecResult:
+    stdout: str  # the exposure: printed stdout+stderr, capped
+    error: str | None = None  # set on any failure, timeouts included
+    timed_out: bool = False
+    notice: str | None = None  # restarts, replays, resume; never mixed into stdout
+    seqs: list[int] = field(default_factory=list)  # [code_seq, output_seq]
+    handle: str | None = None  # payload handle of the full output when it was cut
+    truncated: bool = False
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _warn_unsandboxed() -> None:
+    msg = ("WARNING: scroll kernel running WITHOUT SANDBOX (sandbox='off'): model code runs "
+           "with your uid, your files and the network.")
+    try:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[bold red]{msg}[/]")
+    except Exception:  # noqa: BLE001
+        print(msg, file=sys.stderr)
+
+
+class Kernel:
+    def __init__(self, log: Any, session: str, *, memory_limit: str | int = "4G",
+                 max_output_chars: int = 20_000, max_output_bytes: int = 64 << 20,
+                 timeout: float = 30, sandbox: bool | str = True, python: str | None = None,
+                 nproc: int = 256, headlines: Callable[[], list] | None = None,
+                 interrupt_grace: float = 1.5, runtime_base: str | None = None,
+                 replay_on_open: bool = True):
+        if not isinstance(session, str) or not session:
+            raise ValueError("session must be a non-empty string")
+        self.log, self.session = log, session
+        self.max_output_chars, self.max_output_bytes = max_output_chars, max_output_bytes
+        self.timeout, self.interrupt_grace = timeout, interrupt_grace
+        self.python = python or sys.executable
+        self.sandboxed = sandbox not in ("off", False, None)
+        if sandbox not in (True, "on", "off", False, None):
+            raise ValueError("sandbox must be True or 'off'")
+        if self.sandboxed:
+            check_sandbox(self.python)
+        else:
+            _warn_unsandboxed()
+        self.limits = Limits(memory=parse_size(memory_limit), nproc=nproc)
+        self._closed = False
+        self._notice: str | None = None
+        self._cells = replayable_cells(log, session) if replay_on_open else []
+        uid = allocate_uid() if self.sandboxed else None
+        kw = {"base": Path(runtime_base)} if runtime_base else {}
+        self.rt = RuntimeDir.create(uid, **kw)
+        self.server = MsSocketServer(self.rt.ms_socket, MsHandler(log, headlines), owner_uid=uid)
+        self.proc = KernelProcess(self.rt, self.python, self.limits, max_msg_bytes=16 << 20)
+        self._finalizer = weakref.finalize(self, _cleanup, self.proc, self.server, self.rt)
+        try:
+            t0 = time.monotonic()
+            self._start()
+            self.start_seconds = time.monotonic() - t0
+            if self._cells:
+                self._notice = "resumed session: " + self._replay()
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- lifecycle -----------------------------------------------------------------
+    def _start(self) -> None:
+        self.proc.start()
+        boot = (f"def _scroll_boot():\n"
+                f"    import sys, types\n"
+                f"    m = types.ModuleType('scroll_ms')\n"
+                f"    exec(compile({MS_CLIENT_SOURCE!r}, 'scroll_ms', 'exec'), m.__dict__)\n"
+                f"    sys.modules['scroll_ms'] = m\n"
+                f"    m.chunk_streams()\n"
+                f"    return m.Ms({str(self.rt.ms_socket)!r})\n"
+                f"ms = _scroll_boot()\n"
+                f"del _scroll_boot\n")
+        run = self.proc.run(boot, time.monotonic() + 30, lambda n, t: None, service=self.server,
+                            silent=True)
+        if run.status != "ok":
+            raise RuntimeError(f"kernel bootstrap failed: {run.ename}: {run.evalue}")
+
+    def _restart(self, reason: str) -> str:
+        t0 = time.monotonic()
+        self.proc.stop()
+        self._start()
+        msg = f"kernel restarted ({reason})"
+        if self._cells:
+            msg += "; " + self._replay()
+        return msg + f" [{time.monotonic() - t0:.2f}s]"
+
+    def _replay(self) -> str:
+        """Run the successful cells again, silently. Cells that fail or hang are skipped."""
+        t0 = time.monotonic()
+        skipped: list[int] = []
+        i = 0
+        while i < len(self._cells):
+            cell = self._cells[i]
+            state = {"interrupted": False}
+
+            def on_deadline() -> bool:
+                if state["interrupted"]:
+                    return False
+                state["interrupted"] = True
+                self.proc.interrupt()
+                self.proc.deadline = time.monotonic() + self.interrupt_grace
+                return True
+
+            try:
+                run = self.proc.run(cell.code, time.monotonic() + self.timeout, lambda n, t: None,
+                                    service=self.server, on_deadline=on_deadline, silent=True)
+            except KernelDied:
+                run = None
+            if run is None or run.status == "timeout":
+                skipped.append(cell.seq)
+                self.proc.stop()
+                self._start()
+                # state from cells before i is gone: replay them again, without the bad one
+                self._cells = [c for c in self._cells if c.seq != cell.seq]
+                i = 0
+                continue
+            if run.status != "ok":
+                skipped.append(cell.seq)
+            i += 1
+        n = len(self._cells) - sum(1 for s in skipped if s in {c.seq for c in self._cells})
+        msg = f"replayed {n} logged cell(s) in {time.monotonic() - t0:.2f}s"
+        if skipped:
+            msg += f"; skipped cell(s) that failed on replay: seq {sorted(set(skipped))}"
+        return msg
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> "Kernel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- execution -----------------------------------------------------------------
+    def execute(self, code: str, timeout: float | None = None) -> ExecResult:
+        if self._closed:
+            raise RuntimeError("kernel is closed")
+        if not isinstance(code, str):
+            raise TypeError("code must be a string")
+        timeout = self.timeout if timeout is None else timeout
+        sandbox_meta = "on" if self.sandboxed else "off"
+        code_seq = self.log.append(session=self.session, role="assistant", text=code, kind="code",
+                                   meta={"sandbox": sandbox_meta})
+        notices = [self._notice] if self._notice else []
+        self._notice = None
+        state = {"interrupted": False, "overflow_interrupt": False}
+
+        def on_overflow() -> None:
+            state["overflow_interrupt"] = True
+            self.proc.interrupt()
+
+        def on_deadline() -> bool:
+            if state["interrupted"]:
+                return False  # the interrupt was ignored
+            state["interrupted"] = True
+            self.proc.interrupt()
+            self.proc.deadline = time.monotonic() + self.interrupt_grace
+            return True
+
+        out = OutputCollector(self.max_output_chars, self.max_output_bytes, on_overflow)
+        error: str | None = None
+        timed_out = False
+        success = False
+        try:
+            run = self.proc.run(code, time.monotonic() + timeout, out.write, service=self.server,
+                                on_deadline=on_deadline)
+            timed_out = state["interrupted"]
+            if run.status == "timeout":
+                notices.append(self._restart(f"cell exceeded {timeout}s and ignored the interrupt"))
+                error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; kernel restarted"
+            elif timed_out:
+                error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; interrupted"
+            elif run.status == "ok":
+                success = not state["overflow_interrupt"]
+            else:
+                error = format_error(run.ename, run.evalue, run.traceback)
+        except KernelDied as e:
+            error = f"KernelDied: {e}"
+            notices.append(self._restart("the kernel process died"))
+        exp = out.finish(self.log.payloads.put)
+        if exp.overflow:
+            note = f"OutputLimit: output exceeded {self.max_output_bytes} bytes; collection stopped"
+            error = note + ("; cell interrupted" if not error else f"\n{error}")
+            success = False
+        meta = {"code_seq": code_seq, "error": error, "timed_out": timed_out,
+                "truncated": exp.truncated, "handle": exp.handle, "chars": exp.full_chars,
+                "sandbox": sandbox_meta}
+        if notices:
+            meta["notice"] = "; ".join(notices)
+        out_seq = self.log.append(session=self.session, role="kernel", text=exp.text,
+                                  kind="output", meta=meta)
+        if success:
+            from .replay import Cell
+
+            self._cells.append(Cell(code_seq, code))
+        return ExecResult(stdout=exp.text, error=error, timed_out=timed_out,
+                          notice="; ".join(notices) or None, seqs=[code_seq, out_seq],
+                          handle=exp.handle, truncated=exp.truncated)
+
+
+def _cleanup(proc: KernelProcess, server: MsSocketServer, rt: RuntimeDir) -> None:
+    for fn in (server.close, proc.close, rt.remove):
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - best effort at close/exit
+            pass
