@@ -1,6 +1,6 @@
 """SQLite FTS5 peer for the search benchmark (what other Scroll-like systems use).
 
-One SQLite file (WAL, synchronous=NORMAL): an `events` table like Scroll's and an external
+One SQLite file (WAL; `synchronous` FULL like EventLog's default durability, or NORMAL): an `events` table like Scroll's and an external
 content FTS5 table (`tokenize='porter unicode61'`) kept in sync by a trigger, so an
 append is indexed in the same transaction. A query is the OR of its tokens (each quoted,
 so punctuation and FTS5 syntax in user text cannot break it), ranked `ORDER BY bm25`,
@@ -49,11 +49,13 @@ def or_query(query: str) -> str:
 
 
 class Fts5Log:
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, synchronous: str = "full"):
+        if synchronous.lower() not in ("full", "normal"):
+            raise ValueError("synchronous must be 'full' or 'normal'")
         self.path = str(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
         self.db.executescript(SCHEMA)
 
     def __enter__(self):

@@ -1,8 +1,66 @@
-"""CLI commands for this area (filled by its issue)."""
+"""`scroll bench ...`: benchmarks. Each command builds a config and calls the library."""
 from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
 
 import typer
 
+bench_app = typer.Typer(help="Benchmarks (search speed and retrieval quality vs SQLite FTS5).",
+                        no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+
+@bench_app.callback()
+def _bench() -> None:
+    """Benchmarks (search speed and retrieval quality vs SQLite FTS5)."""
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        return [int(float(x)) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"sizes must be numbers like 1e6,10e6: {text!r}") from None
+
+
+@bench_app.command("search")
+def search_cmd(
+    sizes: str = typer.Option("1e6,10e6,18e6", help="Corpus sizes in whitespace words, comma-separated."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
+    seed: int = typer.Option(0, help="Corpus and query seed."),
+    queries: int = typer.Option(300, help="Queries per timing pass."),
+    tail: int = typer.Option(20_000, help="Events appended one by one in the interleaved phase."),
+    every: int = typer.Option(500, help="One search after every N appends."),
+    durability: str = typer.Option("full", help="synchronous=FULL or NORMAL for both systems."),
+    systems: str = typer.Option("ours,fts5", help="Systems to run."),
+    quality: bool = typer.Option(True, help="Measure recall@10 on generated conversations."),
+    locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure recall@10 on LoCoMo JSON."),
+    workdir: Optional[str] = typer.Option(None, help="Work directory (default: a temp dir, removed)."),
+) -> None:
+    """Scroll search vs SQLite FTS5: speed, memory, size, freshness and recall@10."""
+    from scroll.bench import report
+    from scroll.bench.search_bench import BenchConfig, run
+
+    cfg = BenchConfig(sizes=_sizes(sizes), seed=seed, queries=queries, tail=tail, every=every,
+                      durability=durability, systems=tuple(s.strip() for s in systems.split(",") if s.strip()),
+                      quality=quality, locomo=locomo, workdir=workdir)
+    progress = None if as_json else (lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True))
+    result = run(cfg, progress=progress)
+    if out:
+        report.write_json(out, result)
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return
+    report.console_print(report.table(result))
+    for key in ("quality", "quality_locomo"):
+        if result.get(key):
+            report.console_print(report.quality_table(result[key]))
+    v = result["versions"]
+    print("versions: " + ", ".join(f"{k} {v[k]}" for k in v), flush=True)
+    if out:
+        print(f"wrote {out}")
+
 
 def register(app: typer.Typer) -> None:
-    return None
+    app.add_typer(bench_app, name="bench")

@@ -1,0 +1,167 @@
+"""Machine and version facts, peak memory, percentiles, and the rich table of a bench run."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import sqlite3
+import sys
+from importlib import metadata
+
+import numpy as np
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version}
+    for mod in ("bm25s", "numpy"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except ImportError:
+            out[mod] = None
+    for pkg in ("PyStemmer", "scroll-agent"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    ram = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    ram = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "ram_bytes": ram, "platform": platform.platform(),
+            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
+
+
+def peak_rss() -> dict:
+    """This process's peak resident memory. VmHWM is per address space, so it is not
+    inflated by the parent's memory at fork/exec time, unlike ru_maxrss can be."""
+    hwm = None
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return {"vmhwm_bytes": hwm, "ru_maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+
+def pct(values_s: list[float]) -> dict:
+    """p50/p95/p99/max in milliseconds of a list of durations in seconds."""
+    if not values_s:
+        return {"n": 0}
+    a = np.asarray(values_s) * 1e3
+    return {"n": len(a), "p50_ms": float(np.percentile(a, 50)), "p95_ms": float(np.percentile(a, 95)),
+            "p99_ms": float(np.percentile(a, 99)), "max_ms": float(a.max()), "mean_ms": float(a.mean())}
+
+
+def human_bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _f(v) -> str:
+    return "-" if v is None else (f"{v:.2f}" if v < 10 else f"{v:,.1f}" if v < 1000 else f"{v:,.0f}")
+
+
+# (label, raw value getter, formatter); the ratio column is ours / FTS5 of the raw values.
+ROWS = [
+    ("events (bulk + appended)", lambda r: r["events_bulk"] + r["events_tail"], lambda v: f"{v:,.0f}"),
+    ("ingest s (bulk, until searchable)", lambda r: r["ingest_s"], _f),
+    ("ingest events/s", lambda r: r["events_bulk"] / r["ingest_s"], lambda v: f"{v:,.0f}"),
+    ("append p50 ms (incl. index)", lambda r: r["append"]["p50_ms"], _f),
+    ("append p95 ms", lambda r: r["append"]["p95_ms"], _f),
+    ("search p50 ms", lambda r: r["search"]["p50_ms"], _f),
+    ("search p95 ms", lambda r: r["search"]["p95_ms"], _f),
+    ("search+session p50 ms", lambda r: r["search_session"]["p50_ms"], _f),
+    ("search+session p95 ms", lambda r: r["search_session"]["p95_ms"], _f),
+    ("interleaved search p50 ms", lambda r: r["interleaved"]["p50_ms"], _f),
+    ("interleaved search p95 ms", lambda r: r["interleaved"]["p95_ms"], _f),
+    ("just-appended found (share)", lambda r: r["fresh_found"] / max(1, r["fresh_total"]), lambda v: f"{v:.3f}"),
+    ("reopen + first search s", lambda r: r["reopen_s"], _f),
+    ("peak RSS MB", lambda r: r["rss"]["vmhwm_bytes"] / 2**20, _f),
+    ("index on disk MB", lambda r: r["index_bytes"] / 2**20, _f),
+    ("database file MB", lambda r: r["db_bytes"] / 2**20, _f),
+]
+
+
+def table(result: dict):
+    """A rich Table: one row per measure; per size the columns ours, FTS5, ours/FTS5."""
+    from rich.table import Table
+
+    m = result["machine"]
+    t = Table(title=f"Scroll search vs SQLite FTS5 - {m['cpu']}, {m['cores']} cores, "
+                    f"{human_bytes(m['ram_bytes'])} RAM")
+    t.add_column("measure")
+    for run in result["runs"]:
+        tag = f"{run['words'] / 1e6:.3g}M"
+        t.add_column(f"{tag} ours", justify="right")
+        t.add_column(f"{tag} FTS5", justify="right")
+        t.add_column("ours/FTS5", justify="right")
+    for name, get, fmt in ROWS:
+        cells = []
+        for run in result["runs"]:
+            a = _get(get, run["systems"].get("ours"), run)
+            b = _get(get, run["systems"].get("fts5"), run)
+            cells += [fmt(a) if a is not None else "-", fmt(b) if b is not None else "-",
+                      f"{a / b:.3f}" if a is not None and b else "-"]
+        t.add_row(name, *cells)
+    return t
+
+
+def quality_table(q: dict):
+    from rich.table import Table
+
+    t = Table(title=f"Evidence recall@{q['k']} ({q['dataset']}, session filter, {q['questions']} questions)")
+    t.add_column("system")
+    cats = sorted({c for r in q["systems"].values() for c in r.get("by_category", {})})
+    t.add_column("recall@10", justify="right")
+    for c in cats:
+        t.add_column(c, justify="right")
+    for name, r in q["systems"].items():
+        t.add_row(name, f"{r['recall']:.3f}", *[f"{r['by_category'].get(c, {}).get('recall', float('nan')):.3f}"
+                                                for c in cats])
+    return t
+
+
+def _get(get, r, run):
+    if r is None or "error" in r:
+        return None
+    try:
+        return float(get({**run, **r}))
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
+def write_json(path: str, data: dict) -> None:
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+
+
+def console_print(obj) -> None:
+    from rich.console import Console
+    Console(file=sys.stdout, width=200).print(obj)

@@ -1,0 +1,271 @@
+"""The search benchmark: Scroll's EventLog search against the SQLite FTS5 peer, same run.
+
+For each corpus size the parent generates a seeded chat-like corpus (`corpus.generate`,
+30 % long pasted passages) and writes it to a work dir: the bulk events, a tail of events
+for the append phase, and the queries. Then each system runs in its OWN subprocess (so
+each peak RSS is its own) and measures:
+
+- ingest: bulk import in transactions of `batch` events, until the first search answers;
+- search p50/p95 (k=10) over `queries` seeded queries, without and with a session filter;
+- appends one at a time (each committed, index kept up to date) with one search after
+  every `every` appends (interleaved p50/p95), plus a freshness probe each time: an event
+  with a unique word is appended and must be the top hit of the very next search;
+- reopen (open the log again + first search), index size on disk, peak RSS.
+
+Retrieval quality (recall@10 with a session filter) is measured in the same run on a
+LoCoMo-scale generated set, and on real LoCoMo JSON when `locomo` is given.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SYSTEMS = ("ours", "fts5")
+
+
+@dataclass
+class BenchConfig:
+    sizes: list[int] = field(default_factory=lambda: [1_000_000, 10_000_000, 18_000_000])
+    seed: int = 0
+    queries: int = 300
+    tail: int = 20_000           # events appended one by one in the interleaved phase
+    every: int = 500             # one search after every `every` appends
+    batch: int = 5_000           # events per append_many transaction during ingest
+    long_share: float = 0.3
+    durability: str = "full"     # both systems: synchronous=FULL (EventLog's default) or normal
+    systems: tuple[str, ...] = SYSTEMS
+    quality: bool = True
+    quality_words: int = 60_000  # LoCoMo-scale: ~10 conversations of 400 turns
+    quality_seed: int = 1001     # held out: tuning used seeds < 1000
+    locomo: str | None = None
+    workdir: str | None = None
+    keep: bool = False
+    timeout_s: int = 3600
+
+
+def run(cfg: BenchConfig, progress=None) -> dict:
+    from scroll.bench import report
+
+    say = progress or (lambda msg: None)
+    root = Path(cfg.workdir or tempfile.mkdtemp(prefix="scroll-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    result = {"bench": "search", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+              "command": " ".join(sys.argv), "config": asdict(cfg), "versions": report.versions(),
+              "machine": report.machine(), "runs": []}
+    try:
+        for n in cfg.sizes:
+            d = root / f"w{n}"
+            say(f"{n:,} words: generating corpus")
+            meta = prepare(d, n, cfg)
+            run_res = {"words": meta["words"], **meta, "systems": {}}
+            for system in cfg.systems:
+                say(f"{n:,} words: {system}")
+                run_res["systems"][system] = _spawn(system, d, cfg)
+                shutil.rmtree(d / system, ignore_errors=True)
+            result["runs"].append(run_res)
+            if not cfg.keep:
+                shutil.rmtree(d, ignore_errors=True)
+        if cfg.quality:
+            say("retrieval quality (generated)")
+            result["quality"] = quality_generated(root / "q", cfg)
+        if cfg.locomo:
+            say("retrieval quality (LoCoMo)")
+            result["quality_locomo"] = quality_locomo(root / "locomo", cfg.locomo)
+    finally:
+        if not cfg.keep and not cfg.workdir:
+            shutil.rmtree(root, ignore_errors=True)
+    return result
+
+
+def prepare(d: Path, n_words: int, cfg: BenchConfig) -> dict:
+    from scroll.bench import corpus as C
+
+    d.mkdir(parents=True, exist_ok=True)
+    c = C.generate(n_words, seed=cfg.seed, long_share=cfg.long_share)
+    ev = c.events
+    tail = min(cfg.tail, len(ev) // 2)
+    with open(d / "bulk.jsonl", "w") as fh:
+        for e in ev[: len(ev) - tail]:
+            fh.write(json.dumps(e) + "\n")
+    with open(d / "tail.jsonl", "w") as fh:
+        for e in ev[len(ev) - tail:]:
+            fh.write(json.dumps(e) + "\n")
+    qs = C.queries(c, cfg.queries, seed=cfg.seed)
+    (d / "queries.json").write_text(json.dumps(qs))
+    return {"words": c.params["words"], "events": len(ev), "events_bulk": len(ev) - tail, "events_tail": tail,
+            "sessions": c.params["conversations"], "queries": len(qs)}
+
+
+def _spawn(system: str, d: Path, cfg: BenchConfig) -> dict:
+    out = d / f"result-{system}.json"
+    cmd = [sys.executable, "-m", "scroll.bench.search_bench", system, str(d), json.dumps(asdict(cfg))]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.timeout_s)
+    if p.returncode != 0 or not out.exists():
+        return {"error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
+    return json.loads(out.read_text())
+
+
+# ------------------------------------------------------------------ worker side
+class _Ours:
+    def __init__(self, path: str, durability: str):
+        from scroll.events import EventLog
+        self.path = path
+        self.log = EventLog(path, durability=durability)
+        self.log.index  # live index: appends keep it up to date
+
+    def reopen(self, durability):
+        self.log.close()
+        from scroll.events import EventLog
+        self.log = EventLog(self.path, durability=durability)
+
+    def index_bytes(self) -> int:
+        return self.log.index.disk_bytes()
+
+    def db_bytes(self) -> int:
+        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+
+
+class _Fts:
+    def __init__(self, path: str, durability: str):
+        from scroll.bench.fts5 import Fts5Log
+        self.path = path
+        self.log = Fts5Log(path, synchronous=durability)
+
+    def reopen(self, durability):
+        self.log.close()
+        from scroll.bench.fts5 import Fts5Log
+        self.log = Fts5Log(self.path, synchronous=durability)
+
+    def index_bytes(self) -> int:
+        return self.log.disk_bytes()
+
+    def db_bytes(self) -> int:
+        return self.log.file_bytes()
+
+
+def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
+    from scroll.bench import report
+
+    rss_start = report.peak_rss()
+    wd = d / system
+    shutil.rmtree(wd, ignore_errors=True)
+    wd.mkdir(parents=True)
+    path = str(wd / "log.db")
+    sysobj = (_Ours if system == "ours" else _Fts)(path, cfg.durability)
+    qs = json.loads((d / "queries.json").read_text())
+    res: dict = {"system": system}
+
+    t0 = time.perf_counter()
+    n_bulk = 0
+    with open(d / "bulk.jsonl") as fh:
+        batch = []
+        for line in fh:
+            batch.append(json.loads(line))
+            if len(batch) >= cfg.batch:
+                sysobj.log.append_many(batch)
+                n_bulk += len(batch)
+                batch = []
+        if batch:
+            sysobj.log.append_many(batch)
+            n_bulk += len(batch)
+    sysobj.log.search(qs[0]["query"], k=10)
+    res["ingest_s"] = time.perf_counter() - t0
+    res["events_bulk"] = n_bulk
+
+    for q in qs[:10]:  # warm-up
+        sysobj.log.search(q["query"], k=10)
+    res["search"] = report.pct(_time_searches(sysobj.log, qs, session=False))
+    res["search_session"] = report.pct(_time_searches(sysobj.log, qs, session=True))
+
+    tail = [json.loads(x) for x in open(d / "tail.jsonl")]
+    app, inter = [], []
+    fresh_ok = fresh_n = 0
+    rng = random.Random(cfg.seed)
+    for i, e in enumerate(tail, 1):
+        t = time.perf_counter()
+        sysobj.log.append(session=e["session"], role=e["role"], text=e["text"], kind=e.get("kind", "message"),
+                          time=e.get("time"), meta=e.get("meta"))
+        app.append(time.perf_counter() - t)
+        if i % cfg.every == 0:
+            q = qs[(i // cfg.every) % len(qs)]
+            t = time.perf_counter()
+            sysobj.log.search(q["query"], k=10, session=q["session"] if (i // cfg.every) % 2 else None)
+            inter.append(time.perf_counter() - t)
+            word = f"zqfresh{i}x{rng.randrange(10**9)}"
+            seq = sysobj.log.append(session=e["session"], role="probe", text=f"freshness probe {word}")
+            hits = sysobj.log.search(word, k=1)
+            fresh_n += 1
+            fresh_ok += bool(hits) and hits[0].seq == seq
+    res["append"] = report.pct(app)
+    res["interleaved"] = report.pct(inter)
+    res["fresh_found"], res["fresh_total"] = fresh_ok, fresh_n
+    res["events_tail"] = len(tail) + fresh_n
+
+    t = time.perf_counter()
+    sysobj.reopen(cfg.durability)
+    sysobj.log.search(qs[1]["query"], k=10)
+    res["reopen_s"] = time.perf_counter() - t
+    res["index_bytes"] = sysobj.index_bytes()
+    res["db_bytes"] = sysobj.db_bytes()
+    sysobj.log.close()
+    res["rss"] = report.peak_rss()
+    res["rss_at_start"] = rss_start
+    return res
+
+
+def _time_searches(log, qs, session: bool) -> list[float]:
+    out = []
+    for q in qs:
+        t = time.perf_counter()
+        log.search(q["query"], k=10, session=q["session"] if session else None)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+# ------------------------------------------------------------------ quality
+def quality_generated(d: Path, cfg: BenchConfig) -> dict:
+    from scroll.bench import corpus as C
+    c = C.generate(cfg.quality_words, seed=cfg.quality_seed)
+    return _quality(d, c.events, c.questions, f"generated seed={cfg.quality_seed}, {c.params['words']:,} words")
+
+
+def quality_locomo(d: Path, path: str) -> dict:
+    from scroll.bench import locomo
+    events, questions = locomo.load(path)
+    return _quality(d, events, questions, f"LoCoMo {Path(path).name}")
+
+
+def _quality(d: Path, events, questions, name: str, k: int = 10) -> dict:
+    from scroll.bench import recall as R
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    systems = {"ours": R.scroll_searcher(events, d / "ours.db", k=k),
+               "fts5": R.fts5_searcher(events, d / "fts5.db", k=k)}
+    out = {"dataset": name, "k": k, "events": len(events),
+           "questions": sum(1 for q in questions if q.evidence), "systems": {}}
+    for sname, fn in systems.items():
+        out["systems"][sname] = R.recall_at_k(events, questions, fn, k=k)
+    out["ours_minus_fts5_points"] = 100 * (out["systems"]["ours"]["recall"] - out["systems"]["fts5"]["recall"])
+    return out
+
+
+def _main(argv: list[str]) -> None:
+    system, d, cfg_json = argv
+    raw = json.loads(cfg_json)
+    raw["systems"] = tuple(raw["systems"])
+    cfg = BenchConfig(**raw)
+    res = worker(system, Path(d), cfg)
+    (Path(d) / f"result-{system}.json").write_text(json.dumps(res))
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
