@@ -135,7 +135,13 @@ class EventLog:
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
+        """Close the database; a sizeable live index tail is written as a segment first."""
         with self._lock:
+            if self._index is not None and self._index.n_tail >= 2000 and self._conn is not None:
+                try:
+                    self._index.flush()
+                except OSError:
+                    pass  # the index is derived data: it catches up from the log next time
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None

@@ -365,6 +365,18 @@ class SearchIndex:
             self._catch_up()
 
     # ----------------------------------------------------------- segments
+    def flush(self) -> None:
+        """Write the live tail as a segment now (e.g. after an import, or on close)."""
+        self.sync()
+        if self.n_tail == 0:
+            return
+        with self._locked():
+            if self._stamp() != self._manifest_stamp:
+                self._reload_after_foreign_flush()
+            if self.n_tail:
+                self._flush_locked()
+                self._write_manifest()
+
     def _flush_locked(self) -> None:
         n = self.n_tail
         batch = DocBatch(
