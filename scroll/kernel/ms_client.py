@@ -124,22 +124,27 @@ class Ms:
 
 
 def chunk_streams(limit=1 << 20):
-    """Flush stdout/stderr every `limit` chars so no single message gets huge."""
-    for stream in (_sys.stdout, _sys.stderr):
-        orig, state = stream.write, [0]
+    """Send stdout/stderr in messages of at most `limit` chars (the host refuses huge ones).
 
-        def write(s, _orig=orig, _stream=stream, _state=state):
-            if not isinstance(s, str) or len(s) + _state[0] < limit:
-                if isinstance(s, str):
-                    _state[0] += len(s)
-                return _orig(s)
-            for i in range(0, len(s), limit):
-                _orig(s[i:i + limit])
-                _stream.flush()
-            _state[0] = 0
-            return len(s)
+    ipykernel's OutStream buffers writes and sends the buffer from its IO thread; the
+    stream's class is swapped for a subclass whose `_flush_buffers` yields the buffer in
+    pieces (an instance-level patch of `write` would be undone by IPython after each cell).
+    """
+    for stream in (_sys.stdout, _sys.stderr):
+        base = type(stream)
+        if not hasattr(base, "_flush_buffers"):
+            continue
+
+        def _flush_buffers(self, _base=base):
+            for parent, data in _base._flush_buffers(self):
+                if len(data) <= limit:
+                    yield parent, data
+                else:
+                    for i in range(0, len(data), limit):
+                        yield parent, data[i:i + limit]
 
         try:
-            stream.write = write
-        except (AttributeError, TypeError):
+            stream.__class__ = type("Chunked" + base.__name__, (base,),
+                                    {"_flush_buffers": _flush_buffers})
+        except TypeError:
             pass

@@ -190,6 +190,7 @@ class KernelProcess:
         self.deadline = deadline
         result = CellRun()
         got_reply = got_idle = False
+        reply_at = 0.0
         while not (got_reply and got_idle):
             wait_ms = max(0, min(100, int((self.deadline - time.monotonic()) * 1000) + 1))
             poller = zmq.Poller()
@@ -221,6 +222,7 @@ class KernelProcess:
                         break
                     if m.get("parent_header", {}).get("msg_id") == msg_id:
                         got_reply = True
+                        reply_at = time.monotonic()
                         result.status = m["content"].get("status", "ok")
                         if result.status == "error" and result.ename is None:
                             result.ename = m["content"].get("ename")
@@ -228,8 +230,8 @@ class KernelProcess:
             for fd in fds:
                 if fd in ready:
                     service.on_ready(fd)
-            if got_reply and got_idle:
-                break
+            if got_reply and (got_idle or time.monotonic() - reply_at > 1.0):
+                break  # idle lost (e.g. iopub reset by an oversized message): don't hang
             if not self.alive():
                 raise KernelDied(f"kernel died (exit code {self.proc.returncode})")
             if time.monotonic() >= self.deadline:
