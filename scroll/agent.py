@@ -1,0 +1,237 @@
+"""The Scroll agent loop: view -> model -> code cell -> kernel -> exposure -> log.
+
+Every step is in the log before the next one starts: the model's reply (kind="message",
+role="assistant", with the view it saw in `meta`), the cell and its output (logged by the
+kernel: kind="code" / "output"), notes (kind="note": no code, backend errors, stop
+reason), headlines of evicted steps (kind="headline") and the answer (kind="final").
+The loop ends on `final(answer)`, the step limit, the token limit, repeated replies
+without code, or a backend that keeps failing, and always says which (`reason`).
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from .config import LoopConfig
+from .prompts import FINAL_PRELUDE, FINAL_SENTINEL, SYSTEM_PROMPT
+from .view import Step, View, approx_tokens, chatml, prefix_reuse
+
+NO_CODE = ("Your reply had no ```python code block, so nothing ran. Reply with exactly one ```python block "
+           "(use print() to see results, final(answer) to finish).")
+_FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
+_HEADLINE = re.compile(r"^\s*HEADLINE:\s*(.+?)\s*\|\s*(.+?)\s*\|\s*(.+?)\s*$", re.M | re.I)
+
+
+def extract_code(reply: str) -> str | None:
+    """The reply's fenced code blocks joined into one cell (an unclosed last fence counts)."""
+    blocks = [b.strip("\n") for b in _FENCE.findall(reply or "")]
+    code = "\n\n".join(b for b in blocks if b.strip())
+    return code or None
+
+
+def extract_headline(reply: str) -> tuple[str, str, str] | None:
+    m = _HEADLINE.search(reply or "")
+    return (m.group(1), m.group(2), m.group(3)) if m else None
+
+
+def split_final(stdout: str) -> tuple[str, str | None]:
+    """Remove final() sentinel lines from an exposure; return (exposure, answer or None)."""
+    answer = None
+    kept = []
+    for line in stdout.splitlines(keepends=True):
+        if line.startswith(FINAL_SENTINEL):
+            try:
+                answer = json.loads(line[len(FINAL_SENTINEL):])
+            except ValueError:
+                answer = line[len(FINAL_SENTINEL):].strip()
+        else:
+            kept.append(line)
+    return "".join(kept), answer
+
+
+@dataclass
+class StepRecord:
+    step: int
+    reply_seq: int
+    last_seq: int
+    view_tokens: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    model_latency_s: float
+    overhead_s: float          # view build + kernel + log, the model excluded
+    exposure_chars: int
+    exposure_tokens: int
+    prefix_reuse: float | None
+    evicted: int
+    had_code: bool
+    error: str | None = None
+
+
+@dataclass
+class RunResult:
+    session: str
+    task: str
+    answer: str | None
+    reason: str
+    steps: list[StepRecord] = field(default_factory=list)
+    backend: dict = field(default_factory=dict)
+    evictions: int = 0
+    headlines: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Agent:
+    def __init__(self, log, llm, config: LoopConfig | None = None, *, session: str,
+                 kernel=None, on_step: Callable[[StepRecord, str, str], None] | None = None):
+        self.log, self.llm, self.cfg, self.session = log, llm, config or LoopConfig(), session
+        self.on_step = on_step
+        count = getattr(llm, "count_tokens", None)
+        self.count = count if callable(count) else approx_tokens
+        self.exact = bool(getattr(llm, "token_counter_exact", False))
+        self._kernel = kernel
+        self.view: View | None = None
+
+    def _kernel_for_session(self):
+        if self._kernel is None:
+            from .kernel import Kernel
+
+            self._kernel = Kernel(
+                self.log, self.session, memory_limit=self.cfg.memory_limit,
+                max_output_chars=self.cfg.max_output_chars, timeout=self.cfg.cell_timeout,
+                sandbox=True if self.cfg.sandbox else "off", prelude=FINAL_PRELUDE,
+                headlines=lambda: [h.to_dict() for h in self.view.index.entries()] if self.view else [],
+            )
+        return self._kernel
+
+    def close(self) -> None:
+        if self._kernel is not None:
+            self._kernel.close()
+            self._kernel = None
+
+    def __enter__(self) -> "Agent":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ helpers
+    def _derive_headline(self, task: str) -> Callable[[Step], tuple[str, str, str]]:
+        def derive(s: Step) -> tuple[str, str, str]:
+            code = extract_code(s.reply) or ""
+            first_code = next((ln.strip() for ln in code.splitlines() if ln.strip() and not ln.strip().startswith("#")), "(no code)")
+            first_out = next((ln.strip() for ln in s.exposure.splitlines() if ln.strip()), "(nothing printed)")
+            return task, f"ran `{first_code[:80]}` -> {first_out[:100]}", "continue from the latest step"
+        return derive
+
+    def _note(self, text: str, **meta: Any) -> int:
+        return self.log.append(session=self.session, role="scroll", kind="note", text=text, meta=meta)
+
+    def _call_model(self, messages):
+        from .llm import LLMError
+
+        last: Exception | None = None
+        for attempt in range(self.cfg.backend_retries + 1):
+            try:
+                return self.llm.complete(messages, max_tokens=self.cfg.max_new_tokens, temperature=self.cfg.temperature), None
+            except LLMError as e:
+                last = e
+                self._note(f"model call failed (attempt {attempt + 1}): {e}", error=str(e), attempt=attempt + 1)
+        return None, last
+
+    # --------------------------------------------------------------------- loop
+    def run(self, task: str, meta: dict | None = None) -> RunResult:
+        cfg = self.cfg
+        backend = self.llm.describe() if hasattr(self.llm, "describe") else {"backend": type(self.llm).__name__}
+        self.log.append(session=self.session, role="user", kind="task", text=task,
+                        meta={**(meta or {}), "backend": backend, "config": cfg.to_dict(),
+                              "token_counter": "exact" if self.exact else "approximate"})
+        self.view = View(system=SYSTEM_PROMPT, task=task, count=self.count, exact=self.exact,
+                         soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget)
+        self.view.index.tier_cap = cfg.tier_cap
+        kernel = self._kernel_for_session()
+        derive = self._derive_headline(task)
+        result = RunResult(self.session, task, None, "max_steps", backend=backend)
+        used_tokens, strikes, prev_prompt = 0, 0, ""
+        for step_no in range(1, cfg.max_steps + 1):
+            t0 = time.perf_counter()
+            messages = self.view.messages()
+            prompt_text = chatml(messages)
+            reuse = prefix_reuse(prev_prompt, prompt_text) if prev_prompt else None
+            prev_prompt = prompt_text
+            view_tokens = self.view.tokens()
+            t_view = time.perf_counter() - t0
+            completion, err = self._call_model(messages)
+            if completion is None:
+                result.reason = "backend_error"
+                self._note(f"stopping: the model backend kept failing: {err}", reason="backend_error")
+                break
+            t1 = time.perf_counter()
+            used_tokens += (completion.prompt_tokens or view_tokens) + (completion.completion_tokens or self.count(completion.text))
+            reply = completion.text or ""
+            reply_seq = self.log.append(
+                session=self.session, role="assistant", kind="message", text=reply,
+                meta={"step": step_no, "backend": completion.backend, "model": completion.model,
+                      "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+                      "latency_s": round(completion.latency_s, 4), "finish_reason": completion.finish_reason,
+                      "view": {"tokens": view_tokens, "window": [s.lo for s in self.view.steps[:1]] +
+                               [s.hi for s in self.view.steps[-1:]], "headlines": len(self.view.index),
+                               "prefix_reuse": reuse}},
+            )
+            code = extract_code(reply)
+            answer = None
+            error = None
+            if code is None:
+                strikes += 1
+                exposure = NO_CODE
+                last_seq = self._note(NO_CODE, step=step_no, reason="no_code")
+                output_seq = None
+            else:
+                strikes = 0
+                r = kernel.execute(code, timeout=cfg.cell_timeout)
+                shown, answer = split_final(r.stdout)
+                parts = [shown.rstrip("\n") if shown.strip() else "(the cell printed nothing)"]
+                if r.error:
+                    parts.append(f"Error: {r.error}")
+                    error = r.error
+                if r.notice:
+                    parts.append(f"[kernel: {r.notice}]")
+                if answer is not None:
+                    parts.append(f"[final answer submitted: {answer!r}]")
+                exposure = "\n".join(parts)
+                last_seq = output_seq = r.seqs[-1]
+            self.view.add_step(Step(lo=reply_seq, hi=last_seq, reply=reply, exposure=exposure,
+                                    output_seq=output_seq, headline=extract_headline(reply)))
+            evicted = self.view.fit(derive)
+            for s in evicted:  # only leaves are logged; merges are rebuilt deterministically
+                task_h, state_h, next_h = s.headline
+                self.log.append(session=self.session, role="scroll", kind="headline",
+                                text=f"[{s.lo}..{s.hi}] task: {task_h} | state: {state_h} | next: {next_h}",
+                                meta={"lo": s.lo, "hi": s.hi, "task": task_h, "state": state_h, "next": next_h})
+            overhead = t_view + (time.perf_counter() - t1)
+            rec = StepRecord(step=step_no, reply_seq=reply_seq, last_seq=last_seq, view_tokens=view_tokens,
+                             prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
+                             model_latency_s=completion.latency_s, overhead_s=overhead,
+                             exposure_chars=len(exposure), exposure_tokens=self.count(exposure),
+                             prefix_reuse=reuse, evicted=len(evicted), had_code=code is not None, error=error)
+            result.steps.append(rec)
+            result.evictions += len(evicted)
+            if self.on_step:
+                self.on_step(rec, reply, exposure)
+            if answer is not None:
+                result.answer, result.reason = answer, "final"
+                break
+            if strikes >= cfg.no_code_strikes:
+                result.reason = "no_code"
+                break
+            if used_tokens >= cfg.max_total_tokens:
+                result.reason = "max_tokens"
+                break
+        result.headlines = len(self.view.index)
+        self.log.append(session=self.session, role="assistant", kind="final", text=result.answer or "",
+                        meta={"reason": result.reason, "steps": len(result.steps), "answered": result.answer is not None})
+        return result

@@ -1,0 +1,63 @@
+"""Loop configuration: a dataclass filled from configs/*.yaml, overridden by flags, validated first."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class LoopConfig:
+    max_steps: int = 12              # model calls per task
+    max_total_tokens: int = 200_000  # prompt + completion tokens per task
+    soft_budget: int = 6_000         # view tokens: evict oldest steps above this
+    hard_budget: int = 8_000         # view tokens: never exceeded
+    max_new_tokens: int = 1_024
+    temperature: float = 0.0
+    cell_timeout: float = 30.0       # seconds of wall time per cell
+    max_output_chars: int = 4_000    # exposure cap per cell (full output kept in the log)
+    memory_limit: str = "4G"
+    tier_cap: int = 10               # headline index: entries per tier before a merge
+    no_code_strikes: int = 3         # consecutive replies without code before giving up
+    backend_retries: int = 2         # extra tries of a failed model call (the backend retries HTTP itself)
+    sandbox: bool = True             # False = run model code unsandboxed (loudly warned)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        checks = [
+            (self.max_steps >= 1, "max_steps must be >= 1"),
+            (self.max_total_tokens >= 1, "max_total_tokens must be >= 1"),
+            (0 < self.soft_budget <= self.hard_budget, "need 0 < soft_budget <= hard_budget"),
+            (self.hard_budget >= 1024, "hard_budget must be >= 1024 tokens (the system prompt must fit)"),
+            (self.max_new_tokens >= 1, "max_new_tokens must be >= 1"),
+            (self.cell_timeout > 0, "cell_timeout must be > 0"),
+            (self.max_output_chars >= 200, "max_output_chars must be >= 200"),
+            (self.tier_cap >= 2, "tier_cap must be >= 2"),
+            (self.no_code_strikes >= 1, "no_code_strikes must be >= 1"),
+            (self.backend_retries >= 0, "backend_retries must be >= 0"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise ValueError(f"loop config: {msg}")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path | None = None, **overrides: Any) -> "LoopConfig":
+        data: dict[str, Any] = {}
+        if path is not None:
+            import yaml
+
+            raw = yaml.safe_load(Path(path).read_text()) or {}
+            if not isinstance(raw, dict):
+                raise ValueError(f"{path}: expected a mapping")
+            data = raw.get("loop", raw)
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"loop config: unknown keys {sorted(unknown)} (known: {sorted(known)})")
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
