@@ -1,0 +1,187 @@
+"""Server lifecycle with a stand-in server process (fast; the real vLLM is in test_serve_vllm).
+
+The stand-in gets the exact vLLM argv (`python -m vllm.entrypoints.openai.api_server ...`);
+only the interpreter is swapped for a script, via `start(..., python=SCRIPT)`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from serve import server
+from serve.presets import load_preset
+
+FAKE_OK = r'''
+import json, os, subprocess, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = sys.argv
+assert args[1:3] == ["-m", "vllm.entrypoints.openai.api_server"], args
+port = int(args[args.index("--port") + 1])
+name = args[args.index("--served-model-name") + 1]
+open("env.json", "w").write(json.dumps(dict(os.environ)))
+worker = subprocess.Popen(["sleep", "600"])  # like vLLM's engine core: same process group
+print("fake vllm up on", port, "worker", worker.pid, flush=True)
+time.sleep(float(os.environ.get("FAKE_DELAY", "0.3")))
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"" if self.path == "/health" else json.dumps({"data": [{"id": name}]}).encode()
+        self.send_response(200 if self.path in ("/health", "/v1/models") else 404)
+        self.end_headers(); self.wfile.write(body)
+    def log_message(self, *a): pass
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+'''
+
+FAKE_DIES = r'''
+import sys
+print("INFO loading model", flush=True)
+print("RuntimeError: CUDA out of memory (fake) kaput", file=sys.stderr, flush=True)
+sys.exit(3)
+'''
+
+FAKE_HANGS = r'''
+import subprocess, time
+subprocess.Popen(["sleep", "600"])
+print("starting forever", flush=True)
+time.sleep(600)
+'''
+
+
+def _script(tmp_path: Path, name: str, body: str) -> str:
+    p = tmp_path / name
+    p.write_text(f"#!{sys.executable}\n{body}")
+    p.chmod(0o755)
+    return str(p)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def model(tmp_path):
+    d = tmp_path / "model"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"num_attention_heads": 4,
+                                               "max_position_embeddings": 8192}))
+    (d / "tokenizer.json").write_text("{}")
+    (d / "model.safetensors").write_bytes(b"x")
+    return d
+
+
+def _cfg(model, **kw):
+    return load_preset("tiny", {"model": str(model), "backend": "cpu", "port": _free_port(), **kw})
+
+
+def _pids_in_group(pgid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            f = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(f[2]) == pgid and f[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def test_start_status_stop_kills_the_whole_group(tmp_path, model):
+    fake = _script(tmp_path, "fake_ok.py", FAKE_OK)
+    cfg = _cfg(model)
+    root = tmp_path / "runs"
+    h = server.start(cfg, run_root=root, python=fake, timeout=30)
+    assert h.ready_s is not None and h.backend == "cpu"
+    run_dir = root / "tiny"
+    state = json.loads((run_dir / "server.json").read_text())
+    assert state["pid"] == h.pid and state["url"] == h.url and state["argv"][0] == fake
+    assert "fake vllm up" in (run_dir / "server.log").read_text()
+    assert len(_pids_in_group(h.pgid)) == 2  # server + worker
+    env = json.loads((run_dir / "env.json").read_text())
+    assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_CPU_KVCACHE_SPACE"] == "1"
+    assert env["HOME"].startswith(str(run_dir)) and env["TMPDIR"].startswith(str(run_dir))
+
+    st = server.status("tiny", run_root=root)
+    assert st["running"] and st["healthy"] and st["models"] == ["tiny-qwen3"]
+    with pytest.raises(server.AlreadyRunningError, match="already runs"):
+        server.start(cfg, run_root=root, python=fake)
+
+    out = server.stop("tiny", run_root=root)
+    assert out["stopped"] and _pids_in_group(h.pgid) == []
+    assert not (run_dir / "server.json").exists()
+    assert not server.status("tiny", run_root=root)["running"]
+    assert server.stop("tiny", run_root=root)["stopped"] is False  # idempotent
+
+
+def test_cli_down_from_another_process(tmp_path, model):
+    fake = _script(tmp_path, "fake_ok.py", FAKE_OK)
+    root = tmp_path / "runs"
+    h = server.start(_cfg(model), run_root=root, python=fake, timeout=30)
+    cli = [str(Path(sys.executable).parent / "scroll")]
+    r = subprocess.run(cli + ["serve", "status", "--run-root", str(root), "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["servers"]
+    assert [x["name"] for x in rows] == ["tiny"] and rows[0]["healthy"]
+    r = subprocess.run(cli + ["serve", "down", "tiny", "--run-root", str(root), "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["stopped"] is True
+    assert _pids_in_group(h.pgid) == []
+    r = subprocess.run(cli + ["serve", "status", "tiny", "--run-root", str(root)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3 and "stopped" in r.stdout
+
+
+def test_port_taken_is_a_clear_error_and_starts_nothing(tmp_path, model):
+    fake = _script(tmp_path, "fake_ok.py", FAKE_OK)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        cfg = load_preset("tiny", {"model": str(model), "backend": "cpu", "port": port})
+        with pytest.raises(server.PortInUseError, match=f"port {port} .* already in use"):
+            server.start(cfg, run_root=tmp_path / "runs", python=fake)
+    assert not (tmp_path / "runs" / "tiny" / "server.json").exists()
+
+
+def test_server_dying_while_starting_reports_the_log_tail(tmp_path, model):
+    fake = _script(tmp_path, "fake_dies.py", FAKE_DIES)
+    root = tmp_path / "runs"
+    with pytest.raises(server.ServerDiedError) as ei:
+        server.start(_cfg(model), run_root=root, python=fake, timeout=30)
+    msg = str(ei.value)
+    assert "exited with code 3 while starting" in msg
+    assert "CUDA out of memory (fake) kaput" in msg and "server.log" in msg
+    assert not (root / "tiny" / "server.json").exists()
+
+
+def test_startup_timeout_stops_the_group(tmp_path, model):
+    fake = _script(tmp_path, "fake_hangs.py", FAKE_HANGS)
+    root = tmp_path / "runs"
+    t = time.time()
+    with pytest.raises(server.StartupTimeoutError, match="not healthy after 2s") as ei:
+        server.start(_cfg(model), run_root=root, python=fake, timeout=2)
+    assert "starting forever" in str(ei.value)
+    assert time.time() - t < 20
+    # every process of the group is gone (the child sleep too)
+    for stat in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            assert fake not in stat.read_text(), "stand-in server survived"
+        except OSError:
+            pass
+
+
+def test_missing_model_folder_fails_before_spawning(tmp_path):
+    cfg = load_preset("tiny", {"model": str(tmp_path / "nope"), "backend": "cpu",
+                               "auto_build_tiny": False})
+    with pytest.raises(server.ModelFolderError, match="does not exist"):
+        server.start(cfg, run_root=tmp_path / "runs", python="/bin/false")
+    assert not (tmp_path / "runs").exists()
