@@ -1,0 +1,254 @@
+"""Hostile-cell suite: one test per claim of the threat model in scroll/kernel/sandbox.py.
+
+The log lives in a world-traversable dir with a 0644 db file, so the kernel user can reach
+(and read) it: the write attacks are real attempts, not blocked by an untraversable path.
+After every attack a follow-up cell must work and every pre-existing event stays
+byte-identical.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import shutil
+import socket
+import sqlite3
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from scroll.events import EventLog
+from scroll.kernel import Kernel
+
+pytestmark = pytest.mark.sandbox
+
+
+@pytest.fixture
+def open_dir():
+    d = Path(tempfile.mkdtemp(prefix="scroll-sbx-", dir="/tmp"))
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def log(open_dir):
+    with EventLog(open_dir / "log.db") as lg:
+        lg.append(session="old", role="user", text="the secret plan is in the blue folder")
+        lg.append(session="old", role="user", text="big " * 40_000)  # a payload-backed event
+        for p in open_dir.rglob("*"):
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        yield lg
+
+
+@pytest.fixture
+def k(log):
+    with Kernel(log, "s1", timeout=10) as kern:
+        r = kern.execute("x = 42")
+        assert r.error is None, r.error
+        yield kern
+
+
+def snapshot(log) -> dict:
+    """Raw rows (via a separate connection) + payload bytes, by seq."""
+    con = sqlite3.connect(f"file:{log.path}?mode=ro", uri=True)
+    rows = {r[0]: repr(r) for r in con.execute("SELECT * FROM events")}
+    con.close()
+    files = {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in Path(log.payloads.root).rglob("*") if p.is_file()}
+    return {"rows": rows, "files": files}
+
+
+def assert_unchanged(before: dict, log) -> None:
+    after = snapshot(log)
+    for seq, row in before["rows"].items():
+        assert after["rows"].get(seq) == row, f"event {seq} changed"
+    for path, digest in before["files"].items():
+        assert after["files"].get(path) == digest, f"payload {path} changed"
+
+
+def assert_usable(k) -> None:
+    r = k.execute("print(x + 1)")
+    assert r.error is None and r.stdout == "43\n", (r.stdout, r.error, r.notice)
+
+
+def test_python_infinite_loop(k):
+    r = k.execute("while True:\n    pass", timeout=1)
+    assert r.timed_out and "TimeoutError" in r.error
+    assert r.notice is None  # the interrupt worked: no restart
+    assert_usable(k)
+
+
+def test_loop_in_c_code_restarts_and_replays(k):
+    r = k.execute("sum(range(10**13))", timeout=1)
+    assert r.timed_out and "restarted" in r.error
+    assert "replayed 1 logged cell" in r.notice
+    assert r.stdout == ""
+    assert_usable(k)
+
+
+def test_6gib_allocation_is_refused(k):
+    r = k.execute("b = bytearray(6 * 1024**3)")
+    assert r.error and r.error.startswith("MemoryError")
+    r = k.execute("import resource; print(resource.getrlimit(resource.RLIMIT_DATA)[0])")
+    assert r.stdout.strip() == str(4 << 30)
+    assert_usable(k)
+
+
+def test_fork_bomb_hits_process_cap(k):
+    r = k.execute("import os\nn = 0\nwhile True:\n    os.fork()\n    n += 1", timeout=5)
+    assert r.error  # BlockingIOError at the nproc cap, or a timeout + restart
+    assert_usable(k)
+    r = k.execute("import resource; print(resource.getrlimit(resource.RLIMIT_NPROC)[0])")
+    assert r.stdout.strip() == "256"
+
+
+def test_tcp_to_host_loopback_fails(k):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    srv.settimeout(3)
+    port = srv.getsockname()[1]
+    accepted = []
+    t = threading.Thread(target=lambda: accepted.append(_accept(srv)))
+    t.start()
+    r = k.execute(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)")
+    t.join()
+    srv.close()
+    assert r.error and ("OSError" in r.error or "Error" in r.error.split(":")[0])
+    assert accepted == [None]
+    r = k.execute("import socket\ntry:\n    socket.getaddrinfo('example.com', 80)\n"
+                  "except OSError as e:\n    print('dns failed')")
+    assert r.stdout == "dns failed\n"
+    assert_usable(k)
+
+
+def _accept(srv):
+    try:
+        return srv.accept()
+    except OSError:
+        return None
+
+
+def test_log_and_payloads_cannot_be_changed(k, log):
+    before = snapshot(log)
+    db = str(log.path)
+    root = str(log.payloads.root)
+    # the target is reachable: the kernel can read the db file (0644) ...
+    r = k.execute(f"print(len(open({db!r}, 'rb').read(16)))")
+    assert r.stdout == "16\n", r.error
+    attacks = [
+        f"import sqlite3; c = sqlite3.connect({db!r}); c.execute(\"INSERT INTO events(session, time, kind, role, text, meta, tokens) VALUES ('x','t','k','r','evil','{{}}',1)\"); c.commit()",
+        f"import sqlite3; c = sqlite3.connect({db!r}); c.execute('DROP TABLE events'); c.commit()",
+        f"import sqlite3; c = sqlite3.connect({db!r}); c.execute('DELETE FROM events'); c.commit()",
+        f"open({db!r}, 'r+b').write(b'evil')",
+        f"open({db!r}, 'wb')",
+        f"import os; os.remove({db!r})",
+        f"import os; os.rename({db!r}, {db!r} + '.x')",
+        f"import shutil; shutil.rmtree({root!r})",
+        f"import os; [os.remove(os.path.join(d, f)) for d, _, fs in os.walk({root!r}) for f in fs]",
+        f"open({root!r} + '/evil', 'w')",
+    ]
+    for code in attacks:
+        r = k.execute(code)
+        assert r.error, f"attack did not fail: {code}"
+        assert_unchanged(before, log)
+    assert_usable(k)
+    assert_unchanged(before, log)
+
+
+def test_service_refuses_writes_and_garbage(k, log):
+    before = snapshot(log)
+    code = f"""
+import socket, json
+s = socket.socket(socket.AF_UNIX); s.connect(ms._path); f = s.makefile('rb')
+def ask(line):
+    s.sendall(line + b'\\n'); return json.loads(f.readline())
+out = []
+for m in ['append', 'append_many', '_conn', '__init__', 'log', 'delete']:
+    out.append(ask(json.dumps({{'id': 1, 'method': m, 'params': {{'session': 'x', 'role': 'r', 'text': 't'}}}}).encode())['ok'])
+out.append(ask(b'{{not json')['ok'])
+out.append(ask(b'[1,2,3]')['ok'])
+out.append(ask(json.dumps({{'method': 'search', 'params': {{'query': 1}}}}).encode())['ok'])
+out.append(ask(json.dumps({{'method': 'expand', 'params': {{'lo': 1, 'hi': 10**9}}}}).encode())['ok'])
+try:  # the server answers 'request too large' and hangs up, maybe mid-send
+    out.append(ask(b'x' * (2 << 20))['ok'])
+except (BrokenPipeError, ConnectionResetError):
+    out.append(False)
+print(out)
+"""
+    r = k.execute(code)
+    assert r.error is None, r.error
+    assert r.stdout.strip() == str([False] * 11)
+    r = k.execute("print([h.seq for h in ms.search('secret plan', session='old')])")
+    assert r.stdout.strip() == "[1]"
+    assert_unchanged(before, log)
+    assert log.max_seq() == r.seqs[-1]  # nothing but the cells' own events was appended
+    assert_usable(k)
+
+
+def test_host_environment_is_not_visible(log, monkeypatch):
+    secret = "hunter2-" + os.urandom(8).hex()
+    monkeypatch.setenv("SCROLL_TEST_SECRET", secret)
+    with Kernel(log, "s1") as k:
+        code = f"""
+import os, glob
+found = [k for k, v in os.environ.items() if {secret!r} in v]
+for p in [f'/proc/{{os.getppid()}}/environ', '/proc/1/environ', *glob.glob('/proc/*/environ')]:
+    try:
+        if {secret!r}.encode() in open(p, 'rb').read():
+            found.append(p)
+    except OSError:
+        pass
+print(found, os.getppid() > 0)
+"""
+        r = k.execute(code)
+        assert r.error is None, r.error
+        assert r.stdout.strip() == "[] True"
+        assert secret not in r.stdout
+
+
+def test_no_root_privileges(k):
+    r = k.execute("import os; os.setuid(0)")
+    assert r.error and r.error.startswith("PermissionError")
+    r = k.execute("open('/root/owned', 'w').write('x')")
+    assert r.error and r.error.startswith("PermissionError")
+    assert not os.path.exists("/root/owned")
+    r = k.execute("import os; print(os.getuid() != 0, os.geteuid() != 0)\n"
+                  "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])")
+    assert r.stdout.split() == ["True", "True", "0000000000000000"]
+    assert_usable(k)
+
+
+def test_50mb_print_is_capped_and_kept(k, log):
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = k.execute("print('x' * 50_000_000)")
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+    assert r.error is None and r.truncated and r.handle
+    assert len(r.stdout) < 20_000 + 400 and r.handle in r.stdout
+    assert grown_mb < 400, f"host grew {grown_mb:.0f} MB"
+    assert len(log.payloads.get(r.handle)) == 50_000_001
+    out = log.expand(r.seqs[1])
+    assert out.meta["handle"] == r.handle and out.meta["chars"] == 50_000_001
+    r2 = k.execute(f"print(len(ms.payload({r.handle!r})))")
+    assert r2.stdout == "50000001\n"
+    assert_usable(k)
+
+
+def test_output_flood_stops_at_hard_limit(log):
+    with Kernel(log, "s1", max_output_bytes=4 << 20, timeout=20) as k:
+        r = k.execute("while True:\n    print('y' * 100_000)")
+        assert r.error and "OutputLimit" in r.error and r.truncated
+        assert len(log.payloads.get(r.handle)) == 4 << 20
+        assert k.execute("print(1)").stdout == "1\n"
+
+
+def test_kernel_death_restarts_and_replays(k):
+    r = k.execute("import os; os._exit(1)")
+    assert r.error and r.error.startswith("KernelDied")
+    assert "restarted" in r.notice and "replayed 1 logged cell" in r.notice
+    assert r.stdout == ""
+    assert_usable(k)
