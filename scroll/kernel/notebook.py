@@ -39,8 +39,12 @@ def ms_client_module() -> types.ModuleType:
 
 def connect_ms(db: str | os.PathLike, headlines=None) -> Any:
     """Serve the log at `db` read-only in a thread of this process; return an `ms` client."""
+    import warnings
+
     from scroll.events import EventLog
 
+    # bm25s pulls tqdm.auto, which warns in notebooks without ipywidgets
+    warnings.filterwarnings("ignore", message="IProgress not found")
     d = tempfile.mkdtemp(prefix="scroll-ms-")
     path = os.path.join(d, "ms.sock")
     thread, stop = serve_in_thread(path, lambda: MsHandler(EventLog(db), headlines))
@@ -82,17 +86,17 @@ def export_notebook(log: Any, session: str, out: str | os.PathLike, *, with_ms: 
         nb.cells.append(nbf.new_code_cell(setup, metadata={"tags": ["scroll-setup"]}))
     skipped = []
     for seq in sorted(codes):
-        ev, out = codes[seq], outputs.get(seq)
-        meta = (out.meta or {}) if out else {}
-        if out is None or meta.get("timed_out") or "KernelDied" in (meta.get("error") or ""):
-            why = "no result logged" if out is None else (meta.get("error") or "").splitlines()[0]
+        ev, res = codes[seq], outputs.get(seq)
+        meta = (res.meta or {}) if res else {}
+        if res is None or meta.get("timed_out") or "KernelDied" in (meta.get("error") or ""):
+            why = "no result logged" if res is None else (meta.get("error") or "").splitlines()[0]
             nb.cells.append(nbf.new_markdown_cell(
                 f"**scroll seq {seq}: not run on export** ({why})\n\n```python\n{ev.text}\n```"))
             skipped.append(seq)
             continue
-        cell = nbf.new_code_cell(ev.text, metadata={"scroll": {"seq": seq, "output_seq": out.seq}})
-        if out.text:
-            cell.outputs.append(_stream(out.text))
+        cell = nbf.new_code_cell(ev.text, metadata={"scroll": {"seq": seq, "output_seq": res.seq}})
+        if res.text:
+            cell.outputs.append(_stream(res.text))
         if meta.get("error"):
             first = meta["error"].splitlines()[0]
             ename, _, evalue = first.partition(": ")

@@ -144,15 +144,25 @@ def check_sandbox(python: str) -> None:
                            "(CLI: --no-sandbox) to run model code UNSANDBOXED.")
 
 
-def _uid_busy(uid: int) -> bool:
+def uid_pids(uid: int) -> list[int]:
+    """Live (non-zombie) processes of `uid`."""
+    pids = []
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                if os.stat(f"/proc/{d}").st_uid == uid:
-                    return True
-            except OSError:
-                pass
-    return False
+                if os.stat(f"/proc/{d}").st_uid != uid:
+                    continue
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in (b"Z", b"X"):
+                pids.append(int(d))
+    return pids
+
+
+def _uid_busy(uid: int) -> bool:
+    return bool(uid_pids(uid))
 
 
 def allocate_uid() -> int:
@@ -168,14 +178,7 @@ def kill_uid(uid: int, rounds: int = 20) -> None:
     if uid < UID_BASE:  # never kill processes of a real user
         raise ValueError(f"refusing to kill uid {uid}")
     for _ in range(rounds):
-        pids = []
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    if os.stat(f"/proc/{d}").st_uid == uid:
-                        pids.append(int(d))
-                except OSError:
-                    pass
+        pids = uid_pids(uid)
         if not pids:
             return
         for pid in pids:

@@ -1,0 +1,221 @@
+"""Kernel API, logging, exposure, `ms`, replay/resume, fail-closed, export and CLI.
+
+The log is in pytest's tmp_path (a 0700 dir the kernel user cannot traverse): the kernel
+must still work, because `ms` goes through the host-side service.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from scroll.events import EventLog
+from scroll.kernel import ExecResult, Kernel, SandboxError
+from scroll.kernel import sandbox as sbx
+from scroll.kernel.service import MsHandler
+
+pytestmark = pytest.mark.sandbox
+
+
+@pytest.fixture
+def log(tmp_path):
+    with EventLog(tmp_path / "scroll.db") as lg:
+        lg.append(session="chat", role="user", text="my cat is called Miso and likes tuna")
+        lg.append(session="chat", role="assistant", text="Miso sounds lovely")
+        lg.append(session="chat", role="user", text="long " + "tuna " * 30_000)  # payload-backed
+        yield lg
+
+
+@pytest.fixture
+def k(log):
+    with Kernel(log, "s1", timeout=10) as kern:
+        yield kern
+
+
+def test_print_is_the_only_exposure(k, log):
+    r = k.execute("x = 3\nx * 100")
+    assert isinstance(r, ExecResult) and r.stdout == "" and r.error is None
+    r = k.execute("import sys\nprint('out')\nprint('err', file=sys.stderr)\nx")
+    assert "out\n" in r.stdout and "err\n" in r.stdout and "3" not in r.stdout
+    r = k.execute("raise ValueError('boom')")
+    assert r.error.startswith("ValueError: boom") and "Traceback" not in r.stdout
+    assert r.notice is None and not r.timed_out
+
+
+def test_every_cell_and_result_is_logged(k, log):
+    r = k.execute("print('hello')")
+    code, out = log.expand(r.seqs[0]), log.expand(r.seqs[1])
+    assert (code.kind, code.role, code.text, code.session) == ("code", "assistant", "print('hello')", "s1")
+    assert (out.kind, out.role, out.text) == ("output", "kernel", "hello\n")
+    assert out.meta["code_seq"] == code.seq and out.meta["error"] is None
+    assert out.meta["sandbox"] == "on" and log.max_seq() == out.seq
+    r = k.execute("1/0")
+    assert log.expand(r.seqs[1]).meta["error"].startswith("ZeroDivisionError")
+
+
+def test_exposure_is_capped_with_handle(log):
+    with Kernel(log, "s1", max_output_chars=1000) as k:
+        r = k.execute("for i in range(5000):\n    print(f'line {i}')")
+        assert r.truncated and r.handle and len(r.stdout) < 1400
+        assert r.stdout.startswith("line 0\n") and r.stdout.rstrip().endswith("line 4999")
+        full = log.payloads.get(r.handle).decode()
+        assert full == "".join(f"line {i}\n" for i in range(5000))
+        assert k.execute(f"print(ms.payload({r.handle!r}) == {full!r})").stdout == "True\n"
+
+
+def test_ms_methods(k, log):
+    r = k.execute(
+        "hits = ms.search('Miso', k=5, session='chat')\n"
+        "print(sorted((h.seq, h.session, h.role, h.kind, round(h.score, 3) > 0) for h in hits))\n"
+        "print(ms.expand(1).text)\n"
+        "print([e.seq for e in ms.expand(1, 3)])\n"
+        "big = ms.expand(3)\n"
+        "print(big._text is None, big.text_len, len(big.text), big.payload is not None)\n"
+        "print([e.seq for e in ms.recent(2, session='chat')])\n"
+        "print([s['session'] for s in ms.sessions()])\n"
+        "print(ms.headlines())\n"
+        "print([h.seq for h in ms.search('tuna', seq_range=(3, 3))])\n"
+        "print([h.seq for h in ms.search('Miso', role='assistant', kind='message')])\n"
+    )
+    assert r.error is None, r.error
+    lines = r.stdout.splitlines()
+    assert lines[0] == "[(1, 'chat', 'user', 'message', True), (2, 'chat', 'assistant', 'message', True)]"
+    assert lines[1] == "my cat is called Miso and likes tuna"
+    assert lines[2] == "[1, 2, 3]"
+    n = len(log.expand(3).text)
+    assert lines[3] == f"True {n} {n} True"
+    assert lines[4] == "[2, 3]"
+    assert lines[5].startswith("['chat', 's1'")
+    assert lines[6] == "[]" and lines[7] == "[3]" and lines[8] == "[2]"
+    r = k.execute("ms.expand(10**6)")
+    assert r.error.startswith("MsError") and "KeyError" in r.error
+
+
+def test_headlines_callable_is_served(log):
+    with Kernel(log, "s1", headlines=lambda: [{"lo": 1, "hi": 2, "headline": "cat"}]) as k:
+        assert k.execute("print(ms.headlines())").stdout == "[{'lo': 1, 'hi': 2, 'headline': 'cat'}]\n"
+
+
+def test_handler_rejects_bad_requests(log):
+    h = MsHandler(log)
+    bad = [None, [], {"method": 5}, {"method": "append", "params": {}}, {"method": "search"},
+           {"method": "search", "params": {"query": "x", "k": "ten"}},
+           {"method": "search", "params": {"query": "x", "k": 10**9}},
+           {"method": "search", "params": {"query": "x", "evil": 1}},
+           {"method": "expand", "params": {"lo": True}},
+           {"method": "payload", "params": {"handle": "../../etc/passwd"}},
+           {"method": "recent", "params": {"n": -1}}]
+    for req in bad:
+        rep = h.handle(req)
+        assert rep["ok"] is False and rep["error"], req
+    assert h.handle({"id": 7, "method": "ping"}) == {"id": 7, "ok": True, "result": "pong"}
+
+
+def test_resume_replays_without_relogging(log):
+    with Kernel(log, "s1") as k:
+        k.execute("x = 10")
+        k.execute("y = x * 2\nprint('side effect')")
+        k.execute("z = undefined_name")  # failed: not replayed
+    n = log.max_seq()
+    with Kernel(log, "s1") as k2:
+        assert log.max_seq() == n  # replay logs nothing
+        r = k2.execute("print(x, y)")
+        assert r.stdout == "10 20\n" and "side effect" not in r.stdout
+        assert r.notice and "resumed session: replayed 2 logged cell(s)" in r.notice
+        assert k2.execute("print(1)").notice is None
+    with Kernel(log, "other") as k3:
+        assert k3.execute("print('x' in dir())").stdout == "False\n"
+
+
+def test_several_kernels_at_once(log):
+    ks = [Kernel(log, f"s{i}") for i in range(4)]
+    try:
+        for i, k in enumerate(ks):
+            k.execute(f"v = {i}")
+        uids = {k.rt.uid for k in ks}
+        assert len(uids) == 4
+        for i, k in enumerate(ks):
+            assert k.execute("print(v)").stdout == f"{i}\n"
+    finally:
+        for k in ks:
+            k.close()
+    for k in ks:
+        assert not k.rt.path.exists()
+
+
+def test_close_kills_everything(log):
+    k = Kernel(log, "s1")
+    k.execute("import subprocess; p = subprocess.Popen(['sleep', '600'])")
+    uid = k.rt.uid
+    k.close()
+    assert not sbx._uid_busy(uid)
+    with pytest.raises(RuntimeError):
+        k.execute("print(1)")
+
+
+def test_fail_closed_without_sandbox(log, monkeypatch):
+    monkeypatch.setattr(sbx, "_CHECKED", {})
+    monkeypatch.setattr(sbx.os, "geteuid", lambda: 1000)
+    with pytest.raises(SandboxError, match="sandbox='off'"):
+        Kernel(log, "s1")
+    assert log.max_seq() == 3  # nothing ran, nothing logged
+
+
+def test_fail_closed_when_python_unreachable(log, tmp_path):
+    sbx._CHECKED.pop(str(tmp_path / "py"), None)
+    os.symlink("/usr/bin/python3", tmp_path / "py")
+    os.chmod(tmp_path, 0o700)
+    with pytest.raises(SandboxError, match="cannot execute"):
+        Kernel(log, "s1", python=str(tmp_path / "py"))
+
+
+def test_opt_out_is_loud_and_recorded(log, capfd):
+    with Kernel(log, "s1", sandbox="off") as k:
+        r = k.execute("import os; print(os.getuid())")
+    assert r.stdout == "0\n"
+    assert "WITHOUT SANDBOX" in capfd.readouterr().err
+    assert log.expand(r.seqs[0]).meta["sandbox"] == "off"
+    assert log.expand(r.seqs[1]).meta["sandbox"] == "off"
+
+
+def test_export_notebook_runs_in_nbclient(log, tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+
+    from scroll.kernel.notebook import export_notebook
+
+    with Kernel(log, "s1", timeout=2) as k:
+        k.execute("x = 20")
+        k.execute("print(x + 1)")
+        k.execute("print(sorted(h.seq for h in ms.search('Miso', session='chat')))")
+        k.execute("raise KeyError('gone')")
+        k.execute("while True: pass")
+        k.execute("print('end')")
+    info = export_notebook(log, "s1", tmp_path / "s1.ipynb")
+    assert info["cells"] == 5 and len(info["skipped"]) == 1
+    nb = nbformat.read(tmp_path / "s1.ipynb", as_version=4)
+    NotebookClient(nb, timeout=60, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outs = ["".join(o.get("text", "") for o in c.get("outputs", []) if o.output_type == "stream")
+            for c in nb.cells if c.cell_type == "code"]
+    assert outs[1:] == ["", "21\n", "[1, 2]\n", "", "end\n"]
+    assert nb.cells[4].outputs[0].ename == "KeyError"
+
+
+def test_cli_run_and_export(log, tmp_path):
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+
+    db = str(log.path)
+    run = CliRunner().invoke(app, ["kernel", "run", "--db", db, "--session", "cli", "--json", "a = 5; print(a * 2)"])
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.stdout)["stdout"] == "10\n"
+    run = CliRunner().invoke(app, ["kernel", "run", "--db", db, "-s", "cli", "print(a)"])
+    assert run.exit_code == 0 and run.stdout == "5\n"
+    run = CliRunner().invoke(app, ["kernel", "run", "--db", db, "-s", "cli", "1/0"])
+    assert run.exit_code == 1
+    out = tmp_path / "cli.ipynb"
+    ex = CliRunner().invoke(app, ["kernel", "export", "--db", db, "-s", "cli", str(out), "--json"])
+    assert ex.exit_code == 0, ex.output
+    assert json.loads(ex.stdout)["cells"] == 3 and out.exists()
