@@ -1,0 +1,20 @@
+"""Generated long-history tasks: a seeded multi-session history with planted facts, and
+questions whose answers need exact old details (knowledge update, count, date, sum).
+
+    from scroll.tasks import build_demo_log, build_history, Task
+    log, tasks = build_demo_log("demo.db", seed=0, target_tokens=200_000)
+    tasks[0].question, tasks[0].check("Lisbon")
+
+Modules: task (Task), families (the planted facts and questions), filler (the chit-chat,
+work and tool-output sessions around them), history (build_history, build_demo_log),
+check (answer normalization), formats (LongMemEval / LoCoMo JSON writers).
+"""
+from __future__ import annotations
+
+from .check import check_answer, parse_dates, parse_numbers
+from .families import DEFAULT_FAMILIES, FAMILIES
+from .history import History, build_demo_log, build_history
+from .task import Task
+
+__all__ = ["DEFAULT_FAMILIES", "FAMILIES", "History", "Task", "build_demo_log", "build_history",
+           "check_answer", "parse_dates", "parse_numbers"]
