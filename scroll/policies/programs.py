@@ -47,12 +47,13 @@ print("== search ok")
 
 SCAN = '''{helpers}
 # RETRY without search: read every event in ranges with ms.expand, keep the user turns
+KEY = {key!r}
 last = ms.recent(1)[0].seq
 hits = []
 for lo in range(1, last + 1, 2000):
     hits += user_turns(ms.expand(lo, min(last, lo + 1999)))
-hits = [h for h in hits if re.search({key!r}, h.text)]
-print(f"scanned {{last}} events: {{len(hits)}} user turns mention {{{key!r}}}")
+hits = [h for h in hits if re.search(KEY, h.text)]
+print(f"scanned {{last}} events: {{len(hits)}} user turns match {{KEY!r}}")
 '''
 
 # compute bodies: use `hits` (resident) and PAT; set `answer`, `evidence`; print compactly

@@ -1,0 +1,160 @@
+"""The reference policy on the generated demo history, without a model.
+
+Cells run in `SimKernel` (exec() with `ms` over the EventLog; printed output is the only
+thing fed back), and, when the real kernel starts here, in `scroll.kernel.Kernel`
+(sandbox="off") too. Exposure is measured like the log counts tokens (characters / 4).
+"""
+from __future__ import annotations
+
+import pytest
+
+from scroll.policies import BACKEND, ReferencePolicy, extract_code
+from scroll.policies.harness import SimKernel, run_episode, split_final
+from scroll.tasks import build_demo_log
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    log, tasks = build_demo_log(tmp_path_factory.mktemp("demo") / "demo.db", seed=0)
+    history_tokens = log.stats()["tokens_estimate"]
+    yield log, tasks, history_tokens
+    log.close()
+
+
+def test_every_demo_question_answered_with_small_exposure(demo):
+    log, tasks, history_tokens = demo
+    assert history_tokens >= 200_000
+    policy = ReferencePolicy()
+    for task in tasks:
+        ep = run_episode(policy, log, task.question)
+        assert ep.reason == "final", (task.question, ep.exposures)
+        assert task.check(ep.answer), (task.question, ep.answer, task.answer, ep.exposures)
+        assert 2 <= ep.steps <= 4
+        assert ep.exposure_tokens <= 0.01 * history_tokens, (task.question, ep.exposure_tokens)
+        # the evidence the policy printed is the planted evidence
+        printed = "\n".join(ep.exposures)
+        assert all(f"seq={s}" in printed or str(s) in printed for s in task.evidence_seqs[-1:])
+
+
+def test_replies_have_one_code_block_and_the_protocol_shape(demo):
+    log, tasks, _ = demo
+    policy = ReferencePolicy()
+    msgs = [{"role": "system", "content": "sys"}, {"role": "user", "content": f"Task: {tasks[0].question}"}]
+    c = policy.complete(msgs, max_tokens=512, temperature=0.0)
+    assert c.backend == BACKEND == "reference-policy" and c.model == "reference-policy"
+    assert c.finish_reason == "stop" and c.prompt_tokens > 0 and c.completion_tokens > 0
+    assert c.text.count("```python") == 1 and "[reference-policy step=1 plan=search]" in c.text
+    assert c.text.startswith("HEADLINE: ")
+    assert "ms.search(" in extract_code(c.text)
+    d = policy.describe()
+    assert d["backend"] == "reference-policy" and "not model results" in d["note"]
+    assert policy.count_tokens("hello world") > 0 and policy.token_counter_exact is False
+    policy.close()
+
+
+def test_deterministic_same_seed_same_code(tmp_path):
+    runs = []
+    for i in range(2):
+        log, tasks = build_demo_log(tmp_path / f"d{i}.db", seed=5, target_tokens=60_000)
+        runs.append([run_episode(ReferencePolicy(), log, t.question,
+                                 kernel=SimKernel(log, record=False)).replies for t in tasks])
+        runs[-1].append([t.answer for t in tasks])
+        log.close()
+    assert runs[0] == runs[1]
+
+
+def test_error_exposure_is_retried_differently_once(demo):
+    """ms.search fails in the first cell: the policy retries by scanning with ms.expand."""
+    log, tasks, history_tokens = demo
+    for task in tasks[:3]:
+        k = SimKernel(log, fail_first=1)
+        ep = run_episode(ReferencePolicy(), log, task.question, kernel=k)
+        assert "Error:" in ep.exposures[0] and "ConnectionError" in ep.exposures[0]
+        assert "plan=scan" in ep.replies[1] and "ms.search" not in extract_code(ep.replies[1])
+        assert task.check(ep.answer), (ep.answer, ep.exposures)
+        assert ep.steps == 3 and ep.exposure_tokens <= 0.01 * history_tokens
+
+
+def test_persistent_failure_ends_with_best_effort(demo):
+    """Every cell fails: one retry, then final() with the best answer so far ("unknown")."""
+    log, tasks, _ = demo
+
+    class Broken(SimKernel):
+        def execute(self, code, timeout=30):
+            if "final(" in code:
+                return super().execute(code, timeout)
+            return super().execute("raise RuntimeError('kernel on fire')", timeout)
+
+    ep = run_episode(ReferencePolicy(), log, tasks[0].question, kernel=Broken(log, record=False))
+    assert ep.reason == "final" and ep.answer == "unknown" and ep.steps == 3
+    assert [r.split("plan=")[1].split("]")[0] for r in ep.replies] == ["search", "scan", "final"]
+
+
+def test_compute_finding_nothing_is_retried_then_best_effort(demo):
+    log, _, _ = demo
+    ep = run_episode(ReferencePolicy(), log, "On what date did I adopt Zanzibar?",
+                     kernel=SimKernel(log, record=False))
+    assert ep.reason == "final" and ep.answer == "unknown"
+    plans = [r.split("plan=")[1].split("]")[0] for r in ep.replies]
+    assert plans == ["search", "compute", "scan", "final"]
+
+
+def test_unknown_template_answers_unknown_at_once(demo):
+    log, _, _ = demo
+    ep = run_episode(ReferencePolicy(), log, "What is the airspeed velocity of an unladen swallow?",
+                     kernel=SimKernel(log, record=False))
+    assert ep.answer == "unknown" and ep.steps == 1 and ep.reason == "final"
+    # and if the loop calls again anyway, it says so without code (no endless finals)
+    msgs = [{"role": "user", "content": "Task: What is the airspeed velocity?"},
+            {"role": "assistant", "content": ep.replies[0]}, {"role": "user", "content": "(nothing)"}]
+    assert extract_code(ReferencePolicy().complete(msgs).text) is None
+
+
+def test_no_task_line():
+    c = ReferencePolicy().complete([{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}])
+    assert "final(\"unknown\")" in c.text
+
+
+def test_final_sentinel_split():
+    from scroll.prompts import FINAL_SENTINEL
+
+    shown, answer = split_final("a\n" + FINAL_SENTINEL + '"x y"\nb\n')
+    assert answer == "x y" and "scroll-final" not in shown
+
+
+def test_agent_loop_with_sim_kernel(demo, tmp_path):
+    """The real agent loop (scroll.agent.Agent) driving the policy through SimKernel."""
+    agent_mod = pytest.importorskip("scroll.agent")
+    from scroll.config import LoopConfig
+    from scroll.prompts import FINAL_SENTINEL
+
+    if agent_mod.split_final(FINAL_SENTINEL + '"x"\n')[1] != "x":
+        pytest.xfail("scroll.agent.split_final misses the final sentinel (str.splitlines splits at its \\x1e)")
+    log, tasks, history_tokens = demo
+    for i, task in enumerate(tasks):
+        session = f"agent-{i}"
+        kernel = SimKernel(log, session=session)
+        with agent_mod.Agent(log, ReferencePolicy(), LoopConfig(max_steps=6, sandbox=False), session=session,
+                             kernel=kernel) as agent:
+            res = agent.run(task.question)
+        assert res.reason == "final" and task.check(res.answer), (task.question, res.answer)
+        assert res.backend["backend"] == "reference-policy"
+        assert sum(s.exposure_tokens for s in res.steps) <= 0.01 * history_tokens
+
+
+def test_real_kernel_runs_the_policy(demo):
+    """The policy's cells in the real persistent kernel (unsandboxed here: trusted code)."""
+    kernel_mod = pytest.importorskip("scroll.kernel")
+    from scroll.prompts import FINAL_PRELUDE
+
+    log, tasks, history_tokens = demo
+    try:
+        k = kernel_mod.Kernel(log, "policy-real-kernel", sandbox="off")
+    except Exception as e:  # noqa: BLE001 - no jupyter kernel here
+        pytest.skip(f"kernel does not start here: {e}")
+    with k:
+        k.execute(FINAL_PRELUDE)  # the loop defines final() at kernel start
+        for task in tasks:
+            ep = run_episode(ReferencePolicy(), log, task.question, kernel=k)
+            assert task.check(ep.answer), (task.question, ep.answer, ep.exposures)
+            assert ep.exposure_tokens <= 0.01 * history_tokens
