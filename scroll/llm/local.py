@@ -124,6 +124,8 @@ class TransformersLLM:
     def complete(self, messages: list[Message], *, max_tokens: int | None = None,
                  temperature: float | None = None, stop: list[str] | None = None) -> Completion:
         check_messages(messages)
+        if self.model is None:
+            raise LLMError("transformers backend: used after close()")
         stop = check_stop(stop) if stop is not None else self.cfg.stop
         max_new = int(max_tokens if max_tokens is not None else self.cfg.max_tokens)
         temp = float(temperature if temperature is not None else self.cfg.temperature)
@@ -173,11 +175,14 @@ class TransformersLLM:
         return True
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.backend, "model": self.name, "path": str(self.folder),
-                "device": self.device, "dtype": str(self.model.dtype).replace("torch.", ""),
-                "token_counter": f"tokenizer:{self.folder}", "max_tokens": self.cfg.max_tokens,
-                "temperature": self.cfg.temperature,
-                "params": sum(p.numel() for p in self.model.parameters())}
+        d = {"backend": self.backend, "model": self.name, "path": str(self.folder),
+             "device": self.device, "token_counter": f"tokenizer:{self.folder}",
+             "max_tokens": self.cfg.max_tokens, "temperature": self.cfg.temperature,
+             "load_s": round(self.load_s, 3)}
+        if self.model is not None:
+            d["dtype"] = str(self.model.dtype).replace("torch.", "")
+            d["params"] = sum(p.numel() for p in self.model.parameters())
+        return d
 
     def close(self) -> None:
         self.model = None
