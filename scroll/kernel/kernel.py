@@ -78,6 +78,7 @@ class Kernel:
             _warn_unsandboxed()
         self.limits = Limits(memory=parse_size(memory_limit), nproc=nproc)
         self._closed = False
+        self._broken: str | None = None  # why the last restart failed; retried on next execute
         self._notice: str | None = None
         self._cells = replayable_cells(log, session) if replay_on_open else []
         uid = allocate_uid() if self.sandboxed else None
@@ -114,6 +115,16 @@ class Kernel:
             raise RuntimeError(f"kernel bootstrap failed: {run.ename}: {run.evalue}")
 
     def _restart(self, reason: str) -> str:
+        """Restart + replay; never raises (a failure is reported and retried next cell)."""
+        try:
+            msg = self._restart_inner(reason)
+            self._broken = None
+            return msg
+        except Exception as e:  # noqa: BLE001
+            self._broken = f"{type(e).__name__}: {e}"
+            return f"kernel restart FAILED ({reason}): {self._broken}; will retry on the next cell"
+
+    def _restart_inner(self, reason: str) -> str:
         t0 = time.monotonic()
         self.proc.stop()
         self._start()
@@ -185,6 +196,8 @@ class Kernel:
                                    meta={"sandbox": sandbox_meta})
         notices = [self._notice] if self._notice else []
         self._notice = None
+        if self._broken:
+            notices.append(self._restart(f"previous restart failed: {self._broken}"))
         state = {"interrupted": False, "overflow_interrupt": False}
 
         def on_overflow() -> None:
@@ -219,6 +232,9 @@ class Kernel:
         except KernelDied as e:
             error = f"KernelDied: {e}"
             notices.append(self._restart("the kernel process died"))
+        except Exception as e:  # noqa: BLE001 - e.g. the kernel is down after a failed restart
+            error = f"KernelError: {type(e).__name__}: {e}"
+            notices.append(self._restart("kernel unusable"))
         exp = out.finish(self.log.payloads.put)
         if exp.overflow:
             note = f"OutputLimit: output exceeded {self.max_output_bytes} bytes; collection stopped"

@@ -191,14 +191,19 @@ class KernelProcess:
         result = CellRun()
         got_reply = got_idle = False
         reply_at = 0.0
+        poller = zmq.Poller()
+        poller.register(self.sockets["shell"], zmq.POLLIN)
+        poller.register(self.sockets["iopub"], zmq.POLLIN)
+        registered: list[int] = []
         while not (got_reply and got_idle):
             wait_ms = max(0, min(100, int((self.deadline - time.monotonic()) * 1000) + 1))
-            poller = zmq.Poller()
-            poller.register(self.sockets["shell"], zmq.POLLIN)
-            poller.register(self.sockets["iopub"], zmq.POLLIN)
             fds = service.fds() if service is not None else []
-            for fd in fds:
-                poller.register(fd, zmq.POLLIN)
+            if fds != registered:
+                for fd in set(registered) - set(fds):
+                    poller.unregister(fd)
+                for fd in set(fds) - set(registered):
+                    poller.register(fd, zmq.POLLIN)
+                registered = fds
             ready = dict(poller.poll(wait_ms))
             if self.sockets["iopub"] in ready:
                 while True:
