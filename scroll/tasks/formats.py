@@ -1,0 +1,89 @@
+"""Write a generated history in the two public benchmark formats, for the benchmark harness.
+
+    h = build_history(seed=0)
+    write_longmemeval(h, "gen_lme.json")   # read back by scroll.importers (format "longmemeval")
+    write_locomo(h, "gen_locomo.json")     # read back by scroll.bench.locomo.load
+
+LongMemEval: one instance per question; every instance carries the whole history as its
+haystack (sessions, ids, dates as "2026/03/14 (Sat) 09:12"), `has_answer` on evidence
+turns, `answer_session_ids`. LoCoMo: one sample (the user and the assistant are the two
+speakers), `session_N` with dia_ids "DN:i", dates "9:12 am on 14 March, 2026", and a `qa`
+list whose evidence names the planted turns.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from .history import History
+
+LME_TYPES = {"knowledge_update": "knowledge-update", "count": "multi-session", "sum": "multi-session",
+             "date": "temporal-reasoning"}
+LOCOMO_CATEGORY = {"knowledge_update": 4, "count": 1, "sum": 1, "date": 2}  # single-hop, multi-hop, temporal
+
+
+def _when(iso: str) -> dt.datetime:
+    return dt.datetime.strptime(iso.rstrip("Z")[:19], "%Y-%m-%dT%H:%M:%S")
+
+
+def _lme_date(iso: str) -> str:
+    t = _when(iso)
+    return t.strftime("%Y/%m/%d (%a) %H:%M")
+
+
+def _locomo_date(iso: str) -> str:
+    t = _when(iso)
+    return f"{t.strftime('%I:%M %p').lstrip('0').lower()} on {t.day} {t.strftime('%B')}, {t.year}"
+
+
+def to_longmemeval(h: History) -> list[dict]:
+    sessions, ids, dates = [], [], []
+    where: dict[int, tuple[int, int]] = {}
+    for si, s in enumerate(h.sessions):
+        turns = []
+        for i in range(s["first_idx"], s["last_idx"] + 1):
+            where[i] = (si, len(turns))
+            turns.append({"role": h.rows[i]["role"], "content": h.rows[i]["text"]})
+        sessions.append(turns)
+        ids.append(s["session"])
+        dates.append(_lme_date(h.rows[s["first_idx"]]["time"]))
+    out = []
+    for t in h.tasks:
+        hay = [[dict(turn) for turn in sess] for sess in sessions]
+        for i in t.evidence_idx:
+            si, ti = where[i]
+            hay[si][ti]["has_answer"] = True
+        out.append({"question_id": t.question_id, "question_type": LME_TYPES.get(t.kind, t.kind),
+                    "question": t.question, "answer": t.answer, "question_date": _lme_date(t.question_date),
+                    "haystack_session_ids": ids, "haystack_dates": dates, "haystack_sessions": hay,
+                    "answer_session_ids": sorted({ids[where[i][0]] for i in t.evidence_idx})})
+    return out
+
+
+def to_locomo(h: History, sample_id: str | None = None) -> list[dict]:
+    conv: dict = {"speaker_a": "user", "speaker_b": "assistant"}
+    dia: dict[int, str] = {}
+    for n, s in enumerate(h.sessions, start=1):
+        conv[f"session_{n}_date_time"] = _locomo_date(h.rows[s["first_idx"]]["time"])
+        turns = []
+        for j, i in enumerate(range(s["first_idx"], s["last_idx"] + 1), start=1):
+            dia[i] = f"D{n}:{j}"
+            turns.append({"speaker": h.rows[i]["role"], "dia_id": dia[i], "text": h.rows[i]["text"]})
+        conv[f"session_{n}"] = turns
+    qa = [{"question": t.question, "answer": t.answer, "evidence": [dia[i] for i in t.evidence_idx],
+           "category": LOCOMO_CATEGORY.get(t.kind, 1)} for t in h.tasks]
+    sid = sample_id or f"scroll-gen-s{h.params.get('seed', 0)}"
+    return [{"sample_id": sid, "conversation": conv, "qa": qa}]
+
+
+def write_longmemeval(h: History, path) -> Path:
+    p = Path(path)
+    p.write_text(json.dumps(to_longmemeval(h), ensure_ascii=False), encoding="utf-8")
+    return p
+
+
+def write_locomo(h: History, path, sample_id: str | None = None) -> Path:
+    p = Path(path)
+    p.write_text(json.dumps(to_locomo(h, sample_id), ensure_ascii=False), encoding="utf-8")
+    return p
