@@ -41,7 +41,8 @@ def split_final(stdout: str) -> tuple[str, str | None]:
     """Remove final() sentinel lines from an exposure; return (exposure, answer or None)."""
     answer = None
     kept = []
-    for line in stdout.splitlines(keepends=True):
+    # split on "\n" only: str.splitlines() would also break at the sentinel's own \x1e
+    for line in stdout.split("\n"):
         if line.startswith(FINAL_SENTINEL):
             try:
                 answer = json.loads(line[len(FINAL_SENTINEL):])
@@ -49,7 +50,7 @@ def split_final(stdout: str) -> tuple[str, str | None]:
                 answer = line[len(FINAL_SENTINEL):].strip()
         else:
             kept.append(line)
-    return "".join(kept), answer
+    return "\n".join(kept), answer
 
 
 @dataclass
