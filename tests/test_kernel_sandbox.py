@@ -16,6 +16,7 @@ import socket
 import sqlite3
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -218,8 +219,9 @@ def test_no_root_privileges(k):
     assert r.error and r.error.startswith("PermissionError")
     assert not os.path.exists("/root/owned")
     r = k.execute("import os; print(os.getuid() != 0, os.geteuid() != 0)\n"
-                  "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])")
-    assert r.stdout.split() == ["True", "True", "0000000000000000"]
+                  "st = open('/proc/self/status').read()\n"
+                  "print(st.split('CapEff:')[1].split()[0], st.split('NoNewPrivs:')[1].split()[0])")
+    assert r.stdout.split() == ["True", "True", "0000000000000000", "1"]
     assert_usable(k)
 
 
@@ -251,4 +253,42 @@ def test_kernel_death_restarts_and_replays(k):
     assert r.error and r.error.startswith("KernelDied")
     assert "restarted" in r.notice and "replayed 1 logged cell" in r.notice
     assert r.stdout == ""
+    assert_usable(k)
+
+
+def test_memory_cap_covers_all_processes_of_the_kernel(log):
+    """cgroup cap (where writable): two children touching 700 MiB each exceed a 1 GiB cap."""
+    with Kernel(log, "s1", memory_limit="1G", timeout=60) as k:
+        if k.proc.cgroup is None or k.proc.cgroup.path is None:
+            pytest.skip("no writable memory cgroup on this machine (RLIMIT_DATA still applies)")
+        k.execute("x = 42")
+        code = """
+import os, time
+pids = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(700 * 2**20)
+        for i in range(0, len(b), 4096):
+            b[i] = 1
+        time.sleep(3)
+        os._exit(0)
+    pids.append(pid)
+print(sorted(os.waitpid(p, 0)[1] & 0x7f for p in pids))
+"""
+        r = k.execute(code)
+        # either a child was OOM-killed (signal 9) or the kernel itself was (restart + replay)
+        assert ("9" in r.stdout) or (r.error and r.error.startswith("KernelDied")), (r.stdout, r.error)
+        assert_usable(k)
+
+
+def test_oversized_message_is_refused_without_hanging(k):
+    # undo the kernel-side chunking and send one 20 MB stream message (above the 16 MiB cap)
+    code = ("import sys\nsys.stdout.__class__ = sys.stdout.__class__.__bases__[0]\n"
+            "print('z' * 20_000_000)")
+    t0 = time.monotonic()
+    r = k.execute(code, timeout=30)
+    assert time.monotonic() - t0 < 15
+    assert len(r.stdout) <= 20_400
+    assert r.notice and "output channel was reset" in r.notice
     assert_usable(k)

@@ -220,6 +220,10 @@ class Kernel:
             run = self.proc.run(code, time.monotonic() + timeout, out.write, service=self.server,
                                 on_deadline=on_deadline)
             timed_out = state["interrupted"]
+            if run.iopub_lost:
+                self.proc.reconnect_iopub()
+                notices.append("the output channel was reset (a message above the size cap was "
+                               "refused); output of this cell may be incomplete")
             if run.status == "timeout":
                 notices.append(self._restart(f"cell exceeded {timeout}s and ignored the interrupt"))
                 error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; kernel restarted"

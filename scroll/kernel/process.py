@@ -38,6 +38,7 @@ class CellRun:
     evalue: str | None = None
     traceback: list[str] = field(default_factory=list)
     interrupted: bool = False
+    iopub_lost: bool = False  # reply came but the idle status never did: iopub was reset
 
 
 class KernelProcess:
@@ -117,6 +118,13 @@ class KernelProcess:
             self._recv(self.sockets["iopub"])
         while self.sockets["shell"].poll(0):
             self._recv(self.sockets["shell"])
+
+    def reconnect_iopub(self, timeout: float = 10.0) -> None:
+        """Replace the iopub socket (zmq drops a peer that sent an oversized message)."""
+        self.sockets.pop("iopub").close(linger=0)
+        info = self.rt.conn_info
+        self._connect("iopub", zmq.SUB, f"ipc://{info['ip']}-{info['iopub_port']}", sub=True)
+        self._wait_ready(timeout)
 
     def stderr_tail(self, n: int = 2000) -> str:
         try:
@@ -236,7 +244,9 @@ class KernelProcess:
                 if fd in ready:
                     service.on_ready(fd)
             if got_reply and (got_idle or time.monotonic() - reply_at > 1.0):
-                break  # idle lost (e.g. iopub reset by an oversized message): don't hang
+                # idle lost (iopub reset by an oversized message): don't hang, heal
+                result.iopub_lost = not got_idle
+                break
             if not self.alive():
                 raise KernelDied(f"kernel died (exit code {self.proc.returncode})")
             if time.monotonic() >= self.deadline:

@@ -241,6 +241,7 @@ class RuntimeDir:
                 "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5,
                 "key": self.key, "signature_scheme": "hmac-sha256", "kernel_name": "scroll"}
         self.conn_file.unlink(missing_ok=True)
+        self.conn_info = info
         fd = os.open(self.conn_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
         with os.fdopen(fd, "w") as f:
             json.dump(info, f)
