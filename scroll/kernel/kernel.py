@@ -12,6 +12,10 @@ ignored; kernel death and resume rebuild resident state by replaying logged succ
 cells (scroll.kernel.replay), reported in `r.notice`. Sandbox recipe and threat model:
 scroll.kernel.sandbox. Fail closed: without a working sandbox, Kernel() raises
 SandboxError unless sandbox="off" is passed explicitly (loud warning, recorded in meta).
+
+`ms` calls are answered while a cell runs (the service is pumped by execute's wait loop,
+on the caller's thread); a background thread in the kernel that calls `ms` between cells
+waits until the next cell. One caller at a time: Kernel is not thread-safe.
 """
 from __future__ import annotations
 

@@ -45,8 +45,12 @@ Covered:
   8. Privilege: setuid(0) fails (no capabilities, no_new_privs blocks setuid binaries);
      root's home is not writable.
   9. Output floods: exposure is capped at max_output_chars; collection stops at
-     max_output_bytes (then the cell is interrupted); single zmq messages larger than
-     the transport cap are refused by the host socket, so host memory stays bounded.
+     max_output_bytes (then the cell is interrupted); the kernel sends streams in 1 MiB
+     pieces, and a hostile single message above 16 MiB is refused by the host socket
+     (ZMQ_MAXMSGSIZE; the output channel is then re-opened and the cell's notice says
+     output may be missing), so host memory stays bounded.
+ 11. The `ms` socket and the kernel's files are owned by the kernel's own uid (0600/0700);
+     other kernels (other uids) cannot connect to them or read its connection key.
  10. Kernel death (os._exit, OOM kill): detected, restarted, cells replayed.
 
 Not covered (know these):
@@ -59,6 +63,9 @@ Not covered (know these):
     (the network namespace only hides network and abstract sockets).
   - Kernel exploits, side channels. This is process isolation, not a VM.
   - With several kernels, each has its own caps; the machine total is their sum.
+  - Zombie processes count towards RLIMIT_NPROC until PID 1 reaps them; a restart keeps
+    the kernel's uid, so a fork bomb's leftovers can briefly limit the restarted kernel.
+  - Model code can read the whole log through `ms` (all sessions): by design.
 Docker: `unshare --net` needs CAP_SYS_ADMIN, and setpriv needs CAP_SETUID/CAP_SETGID
 (in Docker's default set): run with `docker run --cap-add SYS_ADMIN ...` (the default
 seccomp profile allows unshare once CAP_SYS_ADMIN is granted).
