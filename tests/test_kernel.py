@@ -219,3 +219,19 @@ def test_cli_run_and_export(log, tmp_path):
     ex = CliRunner().invoke(app, ["kernel", "export", "--db", db, "-s", "cli", str(out), "--json"])
     assert ex.exit_code == 0, ex.output
     assert json.loads(ex.stdout)["cells"] == 3 and out.exists()
+
+
+def test_kernels_of_a_dead_host_are_swept(log, tmp_path):
+    import subprocess
+    import sys
+
+    script = ("import os, sys\nfrom scroll.events import EventLog\nfrom scroll.kernel import Kernel\n"
+              f"k = Kernel(EventLog({str(tmp_path / 'other.db')!r}), 's')\n"
+              "print(k.rt.path, k.rt.uid, flush=True)\nos._exit(0)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(__file__)), timeout=60)
+    path, uid = out.stdout.split()
+    assert os.path.isdir(path) and sbx._uid_busy(int(uid))  # orphaned kernel
+    with Kernel(log, "s1"):
+        pass
+    assert not os.path.exists(path) and not sbx._uid_busy(int(uid))

@@ -206,6 +206,27 @@ def _base_dir(base: Path) -> Path:
     return base
 
 
+def sweep_stale(base: Path) -> None:
+    """Remove runtime dirs (and kill the kernels) left by a host process that died."""
+    for d in base.iterdir():
+        try:
+            pid = int((d / "host.pid").read_text())
+            os.kill(pid, 0)
+            continue  # host alive
+        except ProcessLookupError:
+            pass
+        except (OSError, ValueError):
+            continue
+        try:
+            uid = (d / "work").stat().st_uid
+            if uid >= UID_BASE:
+                kill_uid(uid)
+        except OSError:
+            pass
+        MemoryCgroup.remove_named(d.name)
+        shutil.rmtree(d, ignore_errors=True)
+
+
 @dataclass
 class RuntimeDir:
     """Per-kernel runtime dir: connection file, ipc sockets, work dir, ms socket."""
@@ -217,8 +238,10 @@ class RuntimeDir:
     @classmethod
     def create(cls, uid: int | None, base: Path = RUNTIME_BASE) -> "RuntimeDir":
         base = _base_dir(Path(base))
+        sweep_stale(base)
         path = base / secrets.token_hex(6)
         path.mkdir(mode=0o711)
+        (path / "host.pid").write_text(str(os.getpid()))
         rt = cls(path, uid)
         for sub in ("ipc", "work"):
             (path / sub).mkdir(mode=0o700)
@@ -340,6 +363,14 @@ class MemoryCgroup:
         if self.path is None:
             return []
         return ["sh", "-c", f'echo $$ > "{self.path}/cgroup.procs" && exec "$@"', "sh"]
+
+    @classmethod
+    def remove_named(cls, name: str) -> None:
+        for parent, _ in cls._candidates():
+            try:
+                (parent / name).rmdir()
+            except OSError:
+                pass
 
     def remove(self) -> None:
         if self.path is not None:
