@@ -96,6 +96,7 @@ def server_env(
     *,
     cpu: bool,
     cpu_kvcache_space_gib: int = 1,
+    host_ip: str | None = "127.0.0.1",
     extra: Mapping[str, str] | None = None,
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
@@ -110,6 +111,12 @@ def server_env(
         env[var] = str(p)
     env.update(OFFLINE_ENV)
     env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # never write .pyc files into the installation
+    # Without it vLLM finds "its" IP by connect()ing a UDP socket to 8.8.8.8 (no packet is
+    # sent, but it is an outbound attempt). One node: loopback. Multi-node (Ray): the
+    # caller's VLLM_HOST_IP (the node's fast interface) is kept.
+    if host_ip and "VLLM_HOST_IP" not in env:
+        env["VLLM_HOST_IP"] = host_ip
     if cpu:
         env["VLLM_CPU_KVCACHE_SPACE"] = str(int(cpu_kvcache_space_gib))
     if extra:

@@ -210,7 +210,9 @@ def start(
     run_dir.mkdir(parents=True, exist_ok=True)
     env = serve_env.server_env(run_dir, cpu=backend == "cpu",
                                cpu_kvcache_space_gib=cfg.cpu_kvcache_space_gib,
+                               host_ip="127.0.0.1" if cfg.nodes == 1 else None,
                                extra=cfg.extra_env)
+    env["TMPDIR"] = str(_short_tmpdir(run_dir, Path(env["TMPDIR"])))
     log_path = run_dir / LOG_FILE
     t0 = time.time()
     with open(log_path, "ab") as log:
@@ -245,7 +247,7 @@ def wait_healthy(handle: ServerHandle, timeout: float) -> ServerHandle:
         proc = _CHILDREN.get(handle.pid)
         code = proc.poll() if proc is not None else (None if _alive(handle.pid) else -1)
         if code is not None:
-            _kill_group(handle.pgid, grace=5)
+            _kill_group(handle.pgid, grace=5, since=handle.started_at)
             _cleanup_state(Path(handle.run_dir))
             raise ServerDiedError(
                 f"vLLM server {handle.name!r} exited with code {code} while starting "
@@ -254,7 +256,7 @@ def wait_healthy(handle: ServerHandle, timeout: float) -> ServerHandle:
             handle.ready_s = round(time.time() - handle.started_at, 2)
             return handle
         if time.time() > deadline:
-            _kill_group(handle.pgid, grace=10)
+            _kill_group(handle.pgid, grace=10, since=handle.started_at)
             _cleanup_state(Path(handle.run_dir))
             raise StartupTimeoutError(
                 f"vLLM server {handle.name!r} not healthy after {timeout:.0f}s; stopped it "
@@ -262,29 +264,114 @@ def wait_healthy(handle: ServerHandle, timeout: float) -> ServerHandle:
         time.sleep(0.5)
 
 
-def _kill_group(pgid: int, grace: float = 30.0) -> bool:
-    """SIGTERM the group, then SIGKILL after `grace` s; True when nothing is left."""
-    for sig, wait_s in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+def _shm_in_use() -> set[str]:
+    used: set[str] = set()
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            pass
-        deadline = time.time() + wait_s
+            for fd in (proc / "fd").iterdir():
+                try:
+                    t = os.readlink(fd)
+                except OSError:
+                    continue
+                if t.startswith("/dev/shm/"):
+                    used.add(t)
+            for line in (proc / "maps").read_text().splitlines():
+                if "/dev/shm/" in line:
+                    used.add(line[line.index("/dev/shm/"):].split(" ")[0])
+        except OSError:
+            continue
+    return used
+
+
+def reap_shm(since: float) -> list[str]:
+    """Remove POSIX shared memory a SIGKILLed server left behind: /dev/shm/psm_* and
+    sem.* files created after `since` that no live process has open or mapped.
+    (vLLM's message queues unlink theirs on a clean exit; SIGKILL skips that.)"""
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        return []
+    cands = []
+    for f in list(shm.glob("psm_*")) + list(shm.glob("sem.mp-*")):
+        try:
+            if f.stat().st_mtime >= since - 1 and f.stat().st_uid == os.getuid():
+                cands.append(f)
+        except OSError:
+            continue
+    if not cands:
+        return []
+    used = _shm_in_use()
+    removed = []
+    for f in cands:
+        if str(f) not in used:
+            try:
+                f.unlink()
+                removed.append(str(f))
+            except OSError:
+                pass
+    return removed
+
+
+def _kill_group(pgid: int, grace: float = 30.0, since: float | None = None) -> bool:
+    """SIGTERM the group, SIGKILL after `grace` s; True when no member is left.
+    After a SIGKILL, shared memory the server left behind is removed (see reap_shm)."""
+
+    def wait_gone(seconds: float) -> bool:
+        deadline = time.time() + seconds
         while time.time() < deadline:
             proc = _CHILDREN.get(pgid)
             if proc is not None:
-                proc.poll()
+                proc.poll()  # reap our own child so it does not linger as a zombie
             if not group_alive(pgid):
-                _CHILDREN.pop(pgid, None)
                 return True
             time.sleep(0.2)
+        return not group_alive(pgid)
+
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    gone = wait_gone(grace)
+    if not gone:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        gone = wait_gone(10.0)
+        if since is not None:
+            reap_shm(since)
     proc = _CHILDREN.pop(pgid, None)
     if proc is not None:
         proc.poll()
-    return not group_alive(pgid)
+    return gone
+
+
+# vLLM binds ZMQ ipc sockets at $TMPDIR/<uuid4>; a Unix socket path has at most 107 bytes.
+_MAX_TMPDIR = 107 - len("/") - 36 - 4
+
+
+def _tmp_link(run_dir: Path) -> Path:
+    import hashlib
+
+    return Path("/tmp") / f"scroll-{hashlib.sha256(str(run_dir).encode()).hexdigest()[:12]}"
+
+
+def _short_tmpdir(run_dir: Path, tmpdir: Path) -> Path:
+    """`tmpdir` when short enough for Unix socket paths, else a short symlink to it
+    (/tmp/scroll-<hash>, removed again by stop)."""
+    if len(str(tmpdir)) <= _MAX_TMPDIR:
+        return tmpdir
+    link = _tmp_link(run_dir)
+    if link.is_symlink() and Path(os.readlink(link)) != tmpdir:
+        link.unlink()
+    if not link.is_symlink():
+        link.symlink_to(tmpdir, target_is_directory=True)
+    return link
 
 
 def _cleanup_state(run_dir: Path) -> None:
+    link = _tmp_link(run_dir)
+    if link.is_symlink() and Path(os.readlink(link)) == run_dir / "tmp":
+        link.unlink()
     for f in (PID_FILE, PID_FILE + ".tmp"):
         try:
             (run_dir / f).unlink()
@@ -300,7 +387,8 @@ def stop(name: str, *, run_root: str | os.PathLike | None = None, grace: float =
         return {"name": name, "stopped": False, "reason": "not running (no server.json)",
                 "run_dir": str(run_dir)}
     was_alive = group_alive(state["pgid"])
-    gone = _kill_group(state["pgid"], grace) if was_alive else True
+    gone = (_kill_group(state["pgid"], grace, since=state.get("started_at"))
+            if was_alive else True)
     if not gone:
         raise ServeError(f"server {name!r} (pgid {state['pgid']}) survived SIGKILL")
     _cleanup_state(run_dir)

@@ -106,7 +106,9 @@ def test_start_status_stop_kills_the_whole_group(tmp_path, model):
     assert len(_pids_in_group(h.pgid)) == 2  # server + worker
     env = json.loads((run_dir / "env.json").read_text())
     assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_CPU_KVCACHE_SPACE"] == "1"
-    assert env["HOME"].startswith(str(run_dir)) and env["TMPDIR"].startswith(str(run_dir))
+    assert env["HOME"].startswith(str(run_dir))
+    assert Path(env["TMPDIR"]).resolve() == run_dir / "tmp"
+    assert len(env["TMPDIR"]) + 1 + 36 < 107  # vLLM's ZMQ ipc sockets live there
 
     st = server.status("tiny", run_root=root)
     assert st["running"] and st["healthy"] and st["models"] == ["tiny-qwen3"]
@@ -117,6 +119,7 @@ def test_start_status_stop_kills_the_whole_group(tmp_path, model):
     assert out["stopped"] and _pids_in_group(h.pgid) == []
     assert not (run_dir / "server.json").exists()
     assert not server.status("tiny", run_root=root)["running"]
+    assert not server._tmp_link(run_dir).is_symlink()  # the short TMPDIR link is gone too
     assert server.stop("tiny", run_root=root)["stopped"] is False  # idempotent
 
 
