@@ -56,7 +56,11 @@ _CONN = re.compile(r'^(\d+)\s+connect\(\d+, \{sa_family=(AF_INET6?)[^}]*?'
 def _strace_findings(log: Path, run_dir: Path) -> dict:
     """Outbound connects and files written outside the run dir, from an strace -f log."""
     outbound, outside, shm = [], [], set()
-    allowed = (str(run_dir) + "/", "/dev/null", "/proc/", "/sys/", "/dev/shm/")
+    from serve.server import _tmp_link
+
+    # the run dir, and the short symlink to its tmp/ (Unix socket paths are <= 107 bytes)
+    allowed = (str(run_dir) + "/", str(_tmp_link(run_dir)) + "/", "/dev/null", "/proc/",
+               "/sys/", "/dev/shm/")
     for line in log.read_text(errors="replace").splitlines():
         m = _CONN.match(line)
         if m:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Optional
@@ -122,6 +123,56 @@ def _stay_attached(handle, run_root) -> None:
             break
         time.sleep(0.5)
     server.stop(handle.name, run_root=run_root)
+    raise typer.Exit(code)
+
+
+@serve_app.command("with", context_settings={"allow_extra_args": True,
+                                             "ignore_unknown_options": True})
+def serve_with(
+    ctx: typer.Context,
+    preset: str = typer.Argument(..., help="Preset name or YAML path."),
+    model: Optional[str] = typer.Option(None, "--model", help="Local model folder (overrides the preset's)."),
+    port: Optional[int] = typer.Option(None, "--port"),
+    tensor_parallel_size: Optional[int] = typer.Option(None, "--tensor-parallel-size"),
+    run_root: Optional[Path] = _RUN_ROOT,
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to wait for /health."),
+) -> None:
+    """Start PRESET's server, run `scroll ARGS... --model-url URL`, then stop the server.
+
+    One container, one command:  scroll serve with qwen3-8b -- chat
+    (the server's URL, plus its replicas, is passed as --model-url unless ARGS has one).
+    """
+    import subprocess
+
+    from serve import server
+    from serve.presets import ConfigError, ServeError, load_preset
+
+    args = list(ctx.args)
+    if args[:1] == ["--"]:
+        args = args[1:]
+    if not args:
+        _fail(ValueError("nothing to run: scroll serve with PRESET -- COMMAND [ARGS]"), False, 2)
+    overrides = {"port": port, "tensor_parallel_size": tensor_parallel_size}
+    if model is not None:
+        overrides.update(model=str(Path(model).expanduser().resolve()), auto_build_tiny=False)
+    try:
+        cfg = load_preset(preset, overrides)
+        handle = server.start(cfg, run_root=run_root, timeout=timeout)
+    except ConfigError as e:
+        _fail(e, False, 2)
+    except ServeError as e:
+        _fail(e, False, 1)
+    typer.echo(f"{handle.served_model_name} ready at {handle.url}/v1 in {handle.ready_s}s", err=True)
+    if not any(a == "--model-url" or a.startswith("--model-url=") for a in args):
+        args += ["--model-url", ",".join(handle.base_urls)]
+    code = 1
+    try:
+        exe = Path(sys.executable).parent / "scroll"
+        code = subprocess.call([str(exe) if exe.exists() else "scroll", *args])
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        server.stop(handle.name, run_root=run_root)
     raise typer.Exit(code)
 
 
