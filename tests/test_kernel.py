@@ -235,3 +235,18 @@ def test_kernels_of_a_dead_host_are_swept(log, tmp_path):
     with Kernel(log, "s1"):
         pass
     assert not os.path.exists(path) and not sbx._uid_busy(int(uid))
+
+
+def test_replay_skips_cells_that_now_fail(log, tmp_path):
+    flag = tmp_path / "flag"
+    with Kernel(log, "s1", timeout=2, sandbox="off") as k:
+        k.execute("a = 1")
+        k.execute(f"import os\nif os.path.exists({str(flag)!r}):\n    raise RuntimeError('now fails')\nb = 2")
+        k.execute(f"import os, time\nif os.path.exists({str(flag)!r}):\n    os._exit(3)\nc = 3")
+        k.execute("d = a + 3")
+        flag.write_text("x")
+        r = k.execute("import os; os._exit(1)")
+        assert "replayed 2 logged cell(s)" in r.notice
+        assert "raised on replay" in r.notice and "dropped" in r.notice
+        r = k.execute("print(a, d, 'b' in dir(), 'c' in dir())")
+        assert r.stdout == "1 4 False False\n"

@@ -140,7 +140,8 @@ class Kernel:
     def _replay(self) -> str:
         """Run the successful cells again, silently. Cells that fail or hang are skipped."""
         t0 = time.monotonic()
-        skipped: list[int] = []
+        dropped: list[int] = []  # hung or killed the kernel: removed from the replay list
+        failed: set[int] = set()  # raised on replay: kept (may work next time)
         i = 0
         while i < len(self._cells):
             cell = self._cells[i]
@@ -160,20 +161,23 @@ class Kernel:
             except KernelDied:
                 run = None
             if run is None or run.status == "timeout":
-                skipped.append(cell.seq)
+                dropped.append(cell.seq)
                 self.proc.stop()
                 self._start()
                 # state from cells before i is gone: replay them again, without the bad one
                 self._cells = [c for c in self._cells if c.seq != cell.seq]
+                failed.clear()
                 i = 0
                 continue
             if run.status != "ok":
-                skipped.append(cell.seq)
+                failed.add(cell.seq)
             i += 1
-        n = len(self._cells) - sum(1 for s in skipped if s in {c.seq for c in self._cells})
+        n = len(self._cells) - len(failed)
         msg = f"replayed {n} logged cell(s) in {time.monotonic() - t0:.2f}s"
-        if skipped:
-            msg += f"; skipped cell(s) that failed on replay: seq {sorted(set(skipped))}"
+        if failed:
+            msg += f"; cell(s) that raised on replay: seq {sorted(failed)}"
+        if dropped:
+            msg += f"; dropped cell(s) that hung or killed the kernel on replay: seq {dropped}"
         return msg
 
     def close(self) -> None:
