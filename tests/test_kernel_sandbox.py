@@ -292,3 +292,27 @@ def test_oversized_message_is_refused_without_hanging(k):
     assert len(r.stdout) <= 20_400
     assert r.notice and "output channel was reset" in r.notice
     assert_usable(k)
+
+
+def test_kernels_cannot_reach_each_other(log):
+    with Kernel(log, "a") as ka, Kernel(log, "b") as kb:
+        assert ka.rt.uid != kb.rt.uid
+        code = f"""
+import socket, os
+res = []
+for attempt in [lambda: open({str(kb.rt.conn_file)!r}).read(),
+                lambda: socket.socket(socket.AF_UNIX).connect({str(kb.rt.ms_socket)!r}),
+                lambda: os.listdir({str(kb.rt.work)!r}),
+                lambda: os.kill({kb.proc.proc.pid}, 9),
+                lambda: open('/proc/{kb.proc.proc.pid}/environ').read()]:
+    try:
+        attempt()
+        res.append('open')
+    except OSError as e:
+        res.append(type(e).__name__)
+print(res)
+"""
+        r = ka.execute(code)
+        assert r.error is None, r.error
+        assert "open" not in r.stdout, r.stdout
+        assert kb.execute("print('alive')").stdout == "alive\n"

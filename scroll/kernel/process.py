@@ -67,7 +67,8 @@ class KernelProcess:
         env = self.rt.env()
         if self.rt.uid is None:  # unsandboxed: keep PATH etc. but not our secrets
             env["PATH"] = os.environ.get("PATH", env["PATH"])
-        self._stderr = open(self.rt.path / "kernel.stderr", "wb")
+        fd = os.open(self.rt.path / "kernel.stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._stderr = os.fdopen(fd, "wb")
         self.proc = subprocess.Popen(argv, env=env, cwd=str(self.rt.work), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=self._stderr,
                                      start_new_session=True)
