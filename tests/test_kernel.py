@@ -250,3 +250,12 @@ def test_replay_skips_cells_that_now_fail(log, tmp_path):
         assert "raised on replay" in r.notice and "dropped" in r.notice
         r = k.execute("print(a, d, 'b' in dir(), 'c' in dir())")
         assert r.stdout == "1 4 False False\n"
+
+
+def test_prelude_runs_at_every_start_unlogged(log):
+    with Kernel(log, "s1", prelude="def final(a):\n    print('FINAL:' + str(a))") as k:
+        n = log.max_seq()
+        r = k.execute("final(7)")
+        assert r.stdout == "FINAL:7\n" and r.seqs[0] == n + 1
+        r = k.execute("import os; os._exit(1)")
+        assert k.execute("final(8)").stdout == "FINAL:8\n"

@@ -13,6 +13,9 @@ cells (scroll.kernel.replay), reported in `r.notice`. Sandbox recipe and threat 
 scroll.kernel.sandbox. Fail closed: without a working sandbox, Kernel() raises
 SandboxError unless sandbox="off" is passed explicitly (loud warning, recorded in meta).
 
+`prelude` (optional): host code run silently and unlogged after every (re)start, before
+replay (e.g. the agent loop's `final()` helper).
+
 `ms` calls are answered while a cell runs (the service is pumped by execute's wait loop,
 on the caller's thread); a background thread in the kernel that calls `ms` between cells
 waits until the next cell. One caller at a time: Kernel is not thread-safe.
@@ -66,13 +69,14 @@ class Kernel:
                  timeout: float = 30, sandbox: bool | str = True, python: str | None = None,
                  nproc: int = 256, headlines: Callable[[], list] | None = None,
                  interrupt_grace: float = 1.5, runtime_base: str | None = None,
-                 replay_on_open: bool = True):
+                 replay_on_open: bool = True, prelude: str | None = None):
         if not isinstance(session, str) or not session:
             raise ValueError("session must be a non-empty string")
         self.log, self.session = log, session
         self.max_output_chars, self.max_output_bytes = max_output_chars, max_output_bytes
         self.timeout, self.interrupt_grace = timeout, interrupt_grace
         self.python = python or sys.executable
+        self.prelude = prelude  # host-provided code run (silently, unlogged) at every start
         self.sandboxed = sandbox not in ("off", False, None)
         if sandbox not in (True, "on", "off", False, None):
             raise ValueError("sandbox must be True or 'off'")
@@ -117,6 +121,11 @@ class Kernel:
                             silent=True)
         if run.status != "ok":
             raise RuntimeError(f"kernel bootstrap failed: {run.ename}: {run.evalue}")
+        if self.prelude:
+            run = self.proc.run(self.prelude, time.monotonic() + 30, lambda n, t: None,
+                                service=self.server, silent=True)
+            if run.status != "ok":
+                raise RuntimeError(f"kernel prelude failed: {run.ename}: {run.evalue}")
 
     def _restart(self, reason: str) -> str:
         """Restart + replay; never raises (a failure is reported and retried next cell)."""
