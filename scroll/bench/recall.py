@@ -65,7 +65,7 @@ class Bm25Config:
     stopwords: str = "en"          # none | en (bm25s' 33 words) | full (lexicon.STOPWORDS)
     speaker: bool = False          # index the speaker's name (role) with the text
     date: str = "none"             # none | month_year (from meta.date / time)
-    context: str = "none"          # none | concat (neighbours' text in the doc) | score
+    context: str = "none"          # none | concat | concat_prev (neighbours' text in the doc) | score
     ctx_weight: float = 0.3        # score mode: s + w * (s_prev + s_next), same session
     query_stop: str = "index"      # index (same as index) | qwords (also drop question words)
 
@@ -73,6 +73,11 @@ class Bm25Config:
         d = asdict(self)
         base = asdict(Bm25Config())
         return ",".join(f"{k}={v}" for k, v in d.items() if v != base[k]) or "plain"
+
+
+# What the measurements recommend for Scroll's index (all append-compatible: the previous
+# turn exists when an event is appended). See tune.py and the issue-2 report.
+RECOMMENDED = Bm25Config(speaker=True, context="concat_prev", query_stop="qwords", date="month_year")
 
 
 def _stops(kind: str) -> list[str] | None:
@@ -119,10 +124,10 @@ class Bm25Searcher:
                 parts.append(e.get("role") or "")
             if cfg.date == "month_year":
                 parts.append(_date_words(e))
-            if cfg.context == "concat":
+            if cfg.context in ("concat", "concat_prev"):
                 if same_prev[i]:
                     parts.append(events[i - 1]["text"])
-                if i + 1 < n and self.same_next[i]:
+                if cfg.context == "concat" and i + 1 < n and self.same_next[i]:
                     parts.append(events[i + 1]["text"])
             docs.append(" ".join(parts))
         toks = bm25s.tokenize(docs, stopwords=self.stop, stemmer=self.stemmer, show_progress=False)

@@ -232,6 +232,18 @@ def _time_searches(log, qs, session: bool) -> list[float]:
 
 
 # ------------------------------------------------------------------ quality
+def quality(cfg: BenchConfig) -> dict:
+    """Only the retrieval-quality part (generated, and LoCoMo when given)."""
+    root = Path(tempfile.mkdtemp(prefix="scroll-recall-"))
+    try:
+        out = {"quality": quality_generated(root / "q", cfg)}
+        if cfg.locomo:
+            out["quality_locomo"] = quality_locomo(root / "locomo", cfg.locomo)
+        return out
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def quality_generated(d: Path, cfg: BenchConfig) -> dict:
     from scroll.bench import corpus as C
     c = C.generate(cfg.quality_words, seed=cfg.quality_seed)
@@ -249,11 +261,13 @@ def _quality(d: Path, events, questions, name: str, k: int = 10) -> dict:
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
     systems = {"ours": R.scroll_searcher(events, d / "ours.db", k=k),
-               "fts5": R.fts5_searcher(events, d / "fts5.db", k=k)}
+               "fts5": R.fts5_searcher(events, d / "fts5.db", k=k),
+               "bm25s recommended (reference)": R.Bm25Searcher(events, R.RECOMMENDED)}
     out = {"dataset": name, "k": k, "events": len(events),
            "questions": sum(1 for q in questions if q.evidence), "systems": {}}
     for sname, fn in systems.items():
         out["systems"][sname] = R.recall_at_k(events, questions, fn, k=k)
+    out["reference_config"] = R.RECOMMENDED.label()
     out["ours_minus_fts5_points"] = 100 * (out["systems"]["ours"]["recall"] - out["systems"]["fts5"]["recall"])
     return out
 

@@ -62,5 +62,48 @@ def search_cmd(
         print(f"wrote {out}")
 
 
+@bench_app.command("recall")
+def recall_cmd(
+    locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure on LoCoMo JSON (local copy)."),
+    words: int = typer.Option(60_000, help="Size of the generated conversation set."),
+    seed: int = typer.Option(1001, help="Seed of the generated set (tuning used seeds < 1000)."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Evidence recall@10 (session filter): Scroll vs FTS5 vs the recommended bm25s setup."""
+    from scroll.bench import report
+    from scroll.bench.search_bench import BenchConfig, quality
+
+    res = quality(BenchConfig(quality_words=words, quality_seed=seed, locomo=locomo))
+    res.update(versions=report.versions(), machine=report.machine())
+    if out:
+        report.write_json(out, res)
+    if as_json:
+        print(json.dumps(res, indent=2))
+        return
+    for key in ("quality", "quality_locomo"):
+        if res.get(key):
+            report.console_print(report.quality_table(res[key]))
+
+
+@bench_app.command("tune")
+def tune_cmd(
+    words: int = typer.Option(60_000, help="Words per generated corpus."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """What improves recall@10 over plain BM25 (tune seeds 1-3, held-out seeds 1001-1003)."""
+    from scroll.bench import report, tune
+
+    res = tune.run(words=words, progress=None if as_json else (lambda m: print(f"[tune] {m}", file=sys.stderr)))
+    if out:
+        report.write_json(out, res)
+    if as_json:
+        print(json.dumps(res, indent=2))
+        return
+    report.console_print(tune.table(res))
+    print(f"recommended on generated data: {res['recommended']}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(bench_app, name="bench")
