@@ -9,6 +9,7 @@ On a connected machine this downloads (never installs) every wheel that
     OUT/SHA256SUMS      the wheels' hashes, for `sha256sum -c SHA256SUMS` (run inside OUT)
     OUT/models.sha256   the model files' hashes, for `sha256sum -c` run inside /models
     OUT/INSTALL.txt     the commands for the air-gapped side
+    OUT/configs/        model presets and loop config (point SCROLL_CONFIG_DIR here)
 On the air-gapped machine (no index, no network):
     python3 -m venv .venv
     .venv/bin/pip install --no-index --find-links OUT/wheels 'scroll-agent[model,serve-cpu]'
@@ -110,6 +111,7 @@ def write_manifest(out: Path, extras: list[str], models: list[Path], *, platform
     (out / "INSTALL.txt").write_text(
         "# air-gapped install (no index, no network)\n"
         "python3 -m venv .venv\n"
+        f"export SCROLL_CONFIG_DIR=$PWD/{out.name}/configs   # model presets, loop config\n"
         f".venv/bin/pip install --no-index --find-links {out.name}/wheels {spec}\n"
         + (".venv/bin/pip uninstall -y torchvision torchaudio torchcodec triton\n"
            if "serve-cpu" in extras else "")
@@ -169,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     a.out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
+    # presets travel too (a wheel install has no configs/ next to it): SCROLL_CONFIG_DIR
+    import shutil
+
+    shutil.copytree(REPO / "configs", a.out / "configs", dirs_exist_ok=True)
     if not a.no_wheels:
         build_wheelhouse(a.out / "wheels", extras, platform_tag=a.platform_tag,
                          python_version=a.python_version, pip_args=a.pip_arg)

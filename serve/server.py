@@ -230,7 +230,12 @@ def start(
         argv=argv, started_at=t0)
     _write_state(run_dir, handle)
     if wait:
-        wait_healthy(handle, timeout if timeout is not None else cfg.startup_timeout_s)
+        try:
+            wait_healthy(handle, timeout if timeout is not None else cfg.startup_timeout_s)
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C while waiting: leave nothing behind
+            _kill_group(handle.pgid, grace=5, since=handle.started_at)
+            _cleanup_state(run_dir)
+            raise
         _write_state(run_dir, handle)
     return handle
 

@@ -141,12 +141,21 @@ def _build_and_install(tmp_path: Path, extras: str, import_check: str) -> dict:
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     if log.exists():
         assert _outbound(log) == []
+    if "serve-cpu" in extras:  # as INSTALL.txt says: CUDA-linked torchvision etc. must go
+        subprocess.run(_offline([str(venv / "bin" / "pip"), "uninstall", "-q", "-y", "torchvision",
+                                 "torchaudio", "torchcodec", "triton"]), env=env, check=True)
     r = subprocess.run(_offline([str(venv / "bin" / "python"), "-c", import_check]),
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     r = subprocess.run(_offline([str(venv / "bin" / "scroll"), "--help"]), capture_output=True,
                        text=True, env=env, cwd=tmp_path)
     assert r.returncode == 0 and "serve" in r.stdout
+    # presets ship in the bundle (a wheel install has no configs/ beside it)
+    r = subprocess.run(_offline([str(venv / "bin" / "scroll"), "serve", "presets", "--json"]),
+                       capture_output=True, text=True, cwd=tmp_path,
+                       env={**env, "SCROLL_CONFIG_DIR": str(out / "configs")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert {"tiny", "qwen3-8b"} <= {p["name"] for p in json.loads(r.stdout)["presets"]}
     ok = subprocess.run([sys.executable, str(SCRIPT), "--verify", str(out)], capture_output=True,
                         text=True)
     assert ok.returncode == 0, ok.stdout
@@ -167,7 +176,7 @@ def test_light_core_wheelhouse_installs_offline(tmp_path):
                     reason="~1.5 GB and minutes: set SCROLL_TEST_FULL_BUNDLE=1")
 def test_full_cpu_stack_wheelhouse_installs_offline(tmp_path):
     summary = _build_and_install(
-        tmp_path, "model,serve-cpu",
+        tmp_path, "dev,model,serve-cpu",
         "import torch, transformers, trl, peft, vllm, scroll; print(torch.__version__)")
     print(f"\nfull CPU wheelhouse: {summary}")
 

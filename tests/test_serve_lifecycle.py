@@ -66,6 +66,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture(autouse=True)
+def _stop_leftovers(tmp_path):
+    """A failing test must not leave its stand-in server running."""
+    yield
+    for state in tmp_path.glob("**/server.json"):
+        server.stop(state.parent.name, run_root=state.parent.parent, grace=2)
+
+
 @pytest.fixture
 def model(tmp_path):
     d = tmp_path / "model"
