@@ -242,3 +242,11 @@ def test_mismatched_run_lines_are_caught(df, old, new):
 
     with pytest.raises((AssertionError, ConfigError)):
         check_run_lines(text.replace(old, new, 1), df)
+
+
+def test_build_context_excludes_venv_and_state(df):
+    ignore = (REPO / "Dockerfile.gpu.dockerignore").read_text().split()
+    for p in (".venv", "var", ".git"):
+        assert p in ignore
+    copied = [shlex.split(a)[0] for a in _all(df, "COPY")]
+    assert not any(c in ignore for c in copied), "the Dockerfile copies an ignored path"
