@@ -144,21 +144,79 @@ class Agent:
                 self._note(f"model call failed (attempt {attempt + 1}): {e}", error=str(e), attempt=attempt + 1)
         return None, last
 
+    # ------------------------------------------------------------------ resume
+    def _open_task(self) -> tuple[Any, list] | None:
+        """The session's last task event and the events after it, if it has no final yet."""
+        events = list(self.log.events(session=self.session))
+        last_task = max((i for i, e in enumerate(events) if e.kind == "task"), default=None)
+        if last_task is None or any(e.kind == "final" for e in events[last_task + 1:]):
+            return None
+        return events[last_task], events[last_task + 1:]
+
+    def _rebuild_view(self, after: list) -> int:
+        """Rebuild the view from logged events exactly as the loop built it; returns steps done."""
+        steps_done = 0
+        pending: Step | None = None
+        for e in after:
+            if e.kind == "message" and e.role == "assistant":
+                pending = Step(lo=e.seq, hi=e.seq, reply=e.text, exposure="", headline=extract_headline(e.text))
+                steps_done += 1
+            elif pending is not None and e.kind == "output":
+                shown, answer = split_final(e.text)
+                pending.hi, pending.output_seq = e.seq, e.seq
+                pending.exposure = exposure_text(shown, e.meta.get("error"), e.meta.get("notice"), answer)
+                self.view.add_step(pending)
+                pending = None
+            elif pending is not None and e.kind == "note" and e.meta.get("reason") == "no_code":
+                pending.hi, pending.exposure = e.seq, NO_CODE
+                self.view.add_step(pending)
+                pending = None
+            elif e.kind == "headline":
+                s = self.view.steps.pop(0)
+                assert s.lo == e.meta["lo"], "headline events out of step with the view"
+                s.headline = (e.meta["task"], e.meta["state"], e.meta["next"])
+                self.view.index.add(s.lo, s.hi, *s.headline)
+                self.view._render_index()
+        return steps_done
+
+    def _safe_count(self, x) -> int:
+        """The backend's counter; if it fails mid-session, the approximate one (noted once)."""
+        from .llm import LLMError
+
+        try:
+            return self.count(x)
+        except LLMError as e:
+            if self.count is not approx_tokens:
+                self._note(f"token counter failed ({e}); counting approximately from here on", error=str(e))
+                self.count, self.exact = approx_tokens, False
+            return approx_tokens(x)
+
     # --------------------------------------------------------------------- loop
-    def run(self, task: str, meta: dict | None = None) -> RunResult:
+    def run(self, task: str | None = None, meta: dict | None = None, *, resume: bool = False) -> RunResult:
+        """Run one task to its end. `resume=True` continues the session's unfinished task
+        from the log (after a crash): the view is rebuilt and the kernel replays its cells."""
         cfg = self.cfg
         backend = self.llm.describe() if hasattr(self.llm, "describe") else {"backend": type(self.llm).__name__}
-        self.log.append(session=self.session, role="user", kind="task", text=task,
-                        meta={**(meta or {}), "backend": backend, "config": cfg.to_dict(),
-                              "token_counter": "exact" if self.exact else "approximate"})
-        self.view = View(system=SYSTEM_PROMPT, task=task, count=self.count, exact=self.exact,
+        opened = self._open_task() if resume else None
+        if resume and opened is None and task is None:
+            raise ValueError(f"session {self.session!r} has no unfinished task to resume")
+        if opened is not None:
+            task = opened[0].text
+        elif task is None:
+            raise ValueError("run() needs a task")
+        else:
+            self.log.append(session=self.session, role="user", kind="task", text=task,
+                            meta={**(meta or {}), "backend": backend, "config": cfg.to_dict(),
+                                  "token_counter": "exact" if self.exact else "approximate"})
+        self.view = View(system=SYSTEM_PROMPT, task=task, count=self._safe_count, exact=self.exact,
                          soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget)
         self.view.index.tier_cap = cfg.tier_cap
+        done = self._rebuild_view(opened[1]) if opened is not None else 0
         kernel = self._kernel_for_session()
         derive = self._derive_headline(task)
         result = RunResult(self.session, task, None, "max_steps", backend=backend)
         used_tokens, strikes, prev_prompt = 0, 0, ""
-        for step_no in range(1, cfg.max_steps + 1):
+        for step_no in range(done + 1, cfg.max_steps + 1):
             t0 = time.perf_counter()
             messages = self.view.messages()
             prompt_text = chatml(messages)
@@ -172,38 +230,28 @@ class Agent:
                 self._note(f"stopping: the model backend kept failing: {err}", reason="backend_error")
                 break
             t1 = time.perf_counter()
-            used_tokens += (completion.prompt_tokens or view_tokens) + (completion.completion_tokens or self.count(completion.text))
             reply = completion.text or ""
+            used_tokens += (completion.prompt_tokens or view_tokens) + (completion.completion_tokens or self._safe_count(reply))
             reply_seq = self.log.append(
                 session=self.session, role="assistant", kind="message", text=reply,
                 meta={"step": step_no, "backend": completion.backend, "model": completion.model,
                       "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
                       "latency_s": round(completion.latency_s, 4), "finish_reason": completion.finish_reason,
-                      "view": {"tokens": view_tokens, "window": [s.lo for s in self.view.steps[:1]] +
-                               [s.hi for s in self.view.steps[-1:]], "headlines": len(self.view.index),
-                               "prefix_reuse": reuse}},
+                      "view": {"tokens": view_tokens, "steps": [[s.lo, s.hi] for s in self.view.steps],
+                               "headlines": len(self.view.index), "prefix_reuse": reuse}},
             )
             code = extract_code(reply)
-            answer = None
-            error = None
+            answer = error = output_seq = None
             if code is None:
                 strikes += 1
                 exposure = NO_CODE
                 last_seq = self._note(NO_CODE, step=step_no, reason="no_code")
-                output_seq = None
             else:
                 strikes = 0
                 r = kernel.execute(code, timeout=cfg.cell_timeout)
                 shown, answer = split_final(r.stdout)
-                parts = [shown.rstrip("\n") if shown.strip() else "(the cell printed nothing)"]
-                if r.error:
-                    parts.append(f"Error: {r.error}")
-                    error = r.error
-                if r.notice:
-                    parts.append(f"[kernel: {r.notice}]")
-                if answer is not None:
-                    parts.append(f"[final answer submitted: {answer!r}]")
-                exposure = "\n".join(parts)
+                error = r.error
+                exposure = exposure_text(shown, r.error, r.notice, answer)
                 last_seq = output_seq = r.seqs[-1]
             self.view.add_step(Step(lo=reply_seq, hi=last_seq, reply=reply, exposure=exposure,
                                     output_seq=output_seq, headline=extract_headline(reply)))
@@ -217,7 +265,8 @@ class Agent:
             rec = StepRecord(step=step_no, reply_seq=reply_seq, last_seq=last_seq, view_tokens=view_tokens,
                              prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
                              model_latency_s=completion.latency_s, overhead_s=overhead,
-                             exposure_chars=len(exposure), exposure_tokens=self.count(exposure),
+                             exposure_chars=len(exposure), exposure_tokens=self.view.steps[-1].exposure_tokens
+                             if self.view.steps and self.view.steps[-1].lo == reply_seq else self._safe_count(exposure),
                              prefix_reuse=reuse, evicted=len(evicted), had_code=code is not None, error=error)
             result.steps.append(rec)
             result.evictions += len(evicted)
@@ -236,3 +285,15 @@ class Agent:
         self.log.append(session=self.session, role="assistant", kind="final", text=result.answer or "",
                         meta={"reason": result.reason, "steps": len(result.steps), "answered": result.answer is not None})
         return result
+
+
+def exposure_text(shown: str, error: str | None, notice: str | None, answer: str | None) -> str:
+    """What the model sees of a cell: its printout, its error, kernel notices, the final answer."""
+    parts = [shown.rstrip("\n") if shown.strip() else "(the cell printed nothing)"]
+    if error:
+        parts.append(f"Error: {error}")
+    if notice:
+        parts.append(f"[kernel: {notice}]")
+    if answer is not None:
+        parts.append(f"[final answer submitted: {answer!r}]")
+    return "\n".join(parts)

@@ -16,3 +16,6 @@ def log(tmp_path):
 
     with EventLog(tmp_path / "scroll.db") as lg:
         yield lg
+
+
+from tests.fixtures_model import tiny_model_dir, tiny_server  # noqa: E402,F401  (session fixtures)
