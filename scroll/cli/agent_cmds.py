@@ -100,6 +100,7 @@ def register(app: typer.Typer) -> None:
             c.rule(f"[bold]Scroll demo · {label}")
         with console().status("generating and importing the history…") if not as_json else _null():
             log, tasks = build_demo_log(path, seed=seed, target_tokens=tokens)
+            log.search("index warm-up", k=1)  # build the search index now, not inside step 1
         history_tokens = log.stats()["tokens_estimate"]
         if not as_json:
             c.print(f"history: {log.stats()['events']} events in {len(log.sessions())} sessions, "
