@@ -215,18 +215,27 @@ class Kernel:
         self._notice = None
         if self._broken:
             notices.append(self._restart(f"previous restart failed: {self._broken}"))
-        state = {"interrupted": False, "overflow_interrupt": False}
+        # SIGINT up to 3 times, interrupt_grace/3 apart (one can land where it is swallowed,
+        # e.g. inside ipykernel's stream code); then give up and restart the kernel.
+        state = {"interrupts": 0, "timed_out": False, "overflow": False}
+        step = self.interrupt_grace / 3
+
+        def interrupt_now() -> None:
+            state["interrupts"] += 1
+            self.proc.interrupt()
+            self.proc.deadline = time.monotonic() + step
 
         def on_overflow() -> None:
-            state["overflow_interrupt"] = True
-            self.proc.interrupt()
+            if not state["overflow"]:
+                state["overflow"] = True
+                interrupt_now()
 
         def on_deadline() -> bool:
-            if state["interrupted"]:
-                return False  # the interrupt was ignored
-            state["interrupted"] = True
-            self.proc.interrupt()
-            self.proc.deadline = time.monotonic() + self.interrupt_grace
+            if state["interrupts"] >= 3:
+                return False  # every interrupt was ignored
+            if not state["overflow"]:
+                state["timed_out"] = True
+            interrupt_now()
             return True
 
         out = OutputCollector(self.max_output_chars, self.max_output_bytes, on_overflow)
@@ -236,18 +245,21 @@ class Kernel:
         try:
             run = self.proc.run(code, time.monotonic() + timeout, out.write, service=self.server,
                                 on_deadline=on_deadline)
-            timed_out = state["interrupted"]
+            timed_out = state["timed_out"]
             if run.iopub_lost:
                 self.proc.reconnect_iopub()
                 notices.append("the output channel was reset (a message above the size cap was "
                                "refused); output of this cell may be incomplete")
-            if run.status == "timeout":
+            if run.status == "timeout" and not timed_out:
+                notices.append(self._restart("the cell ignored the interrupt after the output limit"))
+                error = "kernel restarted"
+            elif run.status == "timeout":
                 notices.append(self._restart(f"cell exceeded {timeout}s and ignored the interrupt"))
                 error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; kernel restarted"
             elif timed_out:
                 error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; interrupted"
             elif run.status == "ok":
-                success = not state["overflow_interrupt"]
+                success = not state["overflow"]
             else:
                 error = format_error(run.ename, run.evalue, run.traceback)
         except KernelDied as e:

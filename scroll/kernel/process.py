@@ -228,7 +228,7 @@ class KernelProcess:
                 registered = fds
             ready = dict(poller.poll(wait_ms))
             if self.sockets["iopub"] in ready:
-                while True:
+                for _ in range(64):  # bounded: a flood must not starve the deadline check
                     _, m = self._recv(self.sockets["iopub"])
                     if m is None:
                         break
@@ -243,7 +243,7 @@ class KernelProcess:
                     elif t == "status" and c.get("execution_state") == "idle":
                         got_idle = True
             if self.sockets["shell"] in ready:
-                while True:
+                for _ in range(64):
                     _, m = self._recv(self.sockets["shell"])
                     if m is None:
                         break
