@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test test-fast venv venv-full bench-search clean
+.PHONY: demo test test-fast venv venv-full bench-search bench-kernel bench-loop clean
 
 $(VENV)/.core: pyproject.toml
 	test -x $(PY) || $(PY_SYS) -m venv $(VENV)
@@ -38,7 +38,13 @@ test-fast: venv
 	$(PY) -m pytest -q -m "not slow and not model and not server"
 
 bench-search: venv
-	$(PY) scripts/bench_search.py
+	$(PY) scripts/bench_search.py --out runs/bench_search.json
+
+bench-kernel: venv
+	$(PY) scripts/bench_kernel.py --words 1e6 --out runs/bench_kernel.json
+
+bench-loop: venv
+	$(PY) scripts/bench_loop.py --out runs/bench_loop.json
 
 clean:
 	rm -rf $(VENV) var runs .pytest_cache

@@ -117,6 +117,7 @@ class EventLog:
         if durability not in ("normal", "full"):
             raise ValueError("durability must be 'normal' or 'full'")
         self.inline_max = int(inline_max)
+        self.durability = durability
         self._lock = threading.RLock()
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60)
@@ -202,14 +203,26 @@ class EventLog:
         return (session, time, kind, role, stored, meta_json, payload, estimate_tokens(text)), text
 
     def append(self, session: str, role: str, text: str, kind: str = "message",
-               time: str | None = None, meta: dict | None = None) -> int:
-        """Append one event; returns its seq once committed."""
+               time: str | None = None, meta: dict | None = None, *, sync: bool = True) -> int:
+        """Append one event; returns its seq once committed.
+
+        `sync=False` commits without an fsync (it survives a killed process, and the next
+        synced append makes it durable against power loss too); for an event that is
+        always followed by another, like a cell before its output."""
         row, full = self._prepare(session, role, text, kind, time, meta)
         with self._lock:
-            cur = self.conn.execute(
-                "INSERT INTO events(session, time, kind, role, text, meta, payload, tokens) VALUES (?,?,?,?,?,?,?,?)",
-                row,
-            )
+            conn = self.conn
+            relax = not sync and self.durability == "full"
+            if relax:
+                conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                cur = conn.execute(
+                    "INSERT INTO events(session, time, kind, role, text, meta, payload, tokens) VALUES (?,?,?,?,?,?,?,?)",
+                    row,
+                )
+            finally:
+                if relax:
+                    conn.execute("PRAGMA synchronous=FULL")
             seq = cur.lastrowid
             if self._index is not None:
                 self._index.add([self._index_doc(seq, row, full)])

@@ -209,8 +209,9 @@ class Kernel:
             raise TypeError("code must be a string")
         timeout = self.timeout if timeout is None else timeout
         sandbox_meta = "on" if self.sandboxed else "off"
+        # no fsync for the cell: its output event follows at once with a full, synced commit
         code_seq = self.log.append(session=self.session, role="assistant", text=code, kind="code",
-                                   meta={"sandbox": sandbox_meta})
+                                   meta={"sandbox": sandbox_meta}, sync=False)
         notices = [self._notice] if self._notice else []
         self._notice = None
         if self._broken:

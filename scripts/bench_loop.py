@@ -1,0 +1,109 @@
+"""Per-step substrate overhead of the agent loop at two log sizes (the model excluded).
+
+    .venv/bin/python scripts/bench_loop.py --out runs/bench_loop.json
+
+Runs the REFERENCE POLICY (a deterministic program writer, not a model) through the real
+loop — real sandboxed kernel, real log, real view — on the same generated questions, over
+(a) a small log (~10^3 events) and (b) the same history plus ~10 M words of other
+conversations (~10^5 events). Per step it measures view build + kernel execution (ms.search
+/ ms.expand inside the sandbox) + logging, and reports p50/p95 per size and their ratio,
+with answer accuracy, exposure share and prefix reuse. Both sizes run in this one process.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def run_size(label: str, extra_words: int, seed: int, small_tokens: int, sandbox: bool, workdir: Path) -> dict:
+    from scroll.agent import Agent
+    from scroll.bench.corpus import generate
+    from scroll.config import LoopConfig
+    from scroll.policies import ReferencePolicy
+    from scroll.tasks import build_demo_log
+
+    path = workdir / f"{label}.db"
+    t0 = time.perf_counter()
+    log, tasks = build_demo_log(path, seed=seed, target_tokens=small_tokens, durability="full")
+    if extra_words:
+        corpus = generate(extra_words, seed=seed + 1, long_share=0.3, session_prefix="other")
+        for i in range(0, len(corpus.events), 5000):
+            log.append_many(corpus.events[i:i + 5000])
+    log.search("index warm-up", k=1)
+    build_s = time.perf_counter() - t0
+    stats = log.stats()
+    words = sum(len(e.text.split()) for e in log.events())
+    cfg = LoopConfig(sandbox=sandbox)
+    policy = ReferencePolicy()
+    overheads, reuse, correct, exposure = [], [], 0, []
+    for t in tasks:
+        with Agent(log, policy, cfg, session=f"bench-{label}-{t.question_id}") as agent:
+            agent._kernel_for_session()  # kernel start is not a step
+            res = agent.run(t.question)
+        correct += bool(res.answer is not None and t.check(res.answer))
+        overheads += [s.overhead_s * 1000 for s in res.steps]
+        reuse += [s.prefix_reuse for s in res.steps if s.prefix_reuse is not None and s.evicted == 0]
+        exposure.append(100 * sum(s.exposure_tokens for s in res.steps) / stats["tokens_estimate"])
+    log.close()
+    return {
+        "label": label, "events": stats["events"], "words": words, "tokens_estimate": stats["tokens_estimate"],
+        "build_s": round(build_s, 1), "questions": len(tasks), "correct": correct, "steps": len(overheads),
+        "overhead_ms_p50": round(statistics.median(overheads), 2), "overhead_ms_p95": round(_pct(overheads, 0.95), 2),
+        "min_prefix_reuse": min(reuse) if reuse else None, "max_exposure_pct": round(max(exposure), 4),
+    }
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--extra-words", type=float, default=10e6, help="words of other conversations for the large log")
+    ap.add_argument("--small-tokens", type=int, default=60_000, help="size of the generated task history (~10^3 events)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-sandbox", action="store_true", help="run cells unsandboxed (not for reported numbers)")
+    ap.add_argument("--out", type=Path, default=None, help="write the JSON report here")
+    args = ap.parse_args(argv)
+    from rich.console import Console
+    from rich.table import Table
+
+    import numpy
+    import bm25s
+
+    c = Console()
+    with tempfile.TemporaryDirectory(prefix="scroll-bench-loop-") as d:
+        rows = [run_size("small", 0, args.seed, args.small_tokens, not args.no_sandbox, Path(d)),
+                run_size("large", int(args.extra_words), args.seed, args.small_tokens, not args.no_sandbox, Path(d))]
+    ratio = rows[1]["overhead_ms_p50"] / rows[0]["overhead_ms_p50"]
+    report = {
+        "what": "per-step substrate overhead (view + kernel + log; model excluded) with the reference policy",
+        "policy": "reference-policy (deterministic program writer, not a model)",
+        "sizes": rows, "p50_ratio_large_vs_small": round(ratio, 3),
+        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                    "python": sys.version.split()[0], "numpy": numpy.__version__, "bm25s": bm25s.__version__},
+    }
+    t = Table(title="Scroll loop: per-step substrate overhead (reference policy, sandboxed kernel)")
+    for col in ("log", "events", "words", "correct", "steps", "p50 ms", "p95 ms", "min prefix reuse", "max exposure %"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["label"], str(r["events"]), str(r["words"]), f"{r['correct']}/{r['questions']}", str(r["steps"]),
+                  str(r["overhead_ms_p50"]), str(r["overhead_ms_p95"]), str(r["min_prefix_reuse"]), str(r["max_exposure_pct"]))
+    c.print(t)
+    c.print(f"p50 ratio large/small: {ratio:.2f}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2))
+    return report
+
+
+if __name__ == "__main__":
+    main()
