@@ -6,7 +6,6 @@ only the interpreter is swapped for a script, via `start(..., python=SCRIPT)`.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
