@@ -105,6 +105,7 @@ ROWS = [
     ("peak RSS MB", lambda r: r["rss"]["vmhwm_bytes"] / 2**20, _f),
     ("index on disk MB", lambda r: r["index_bytes"] / 2**20, _f),
     ("database file MB", lambda r: r["db_bytes"] / 2**20, _f),
+    ("machine load (1m avg, end of run)", lambda r: r["loadavg_1m_start_end"][1], _f),
 ]
 
 
@@ -114,7 +115,8 @@ def table(result: dict):
 
     m = result["machine"]
     t = Table(title=f"Scroll search vs SQLite FTS5 - {m['cpu']}, {m['cores']} cores, "
-                    f"{human_bytes(m['ram_bytes'])} RAM")
+                    f"{human_bytes(m['ram_bytes'])} RAM",
+              caption="load above ~1 means other processes shared the cores: timings are inflated")
     t.add_column("measure")
     for run in result["runs"]:
         tag = f"{run['words'] / 1e6:.3g}M"

@@ -156,6 +156,7 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     from scroll.bench import report
 
     rss_start = report.peak_rss()
+    load_start = os.getloadavg()
     wd = d / system
     shutil.rmtree(wd, ignore_errors=True)
     wd.mkdir(parents=True)
@@ -219,6 +220,8 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     sysobj.log.close()
     res["rss"] = report.peak_rss()
     res["rss_at_start"] = rss_start
+    # other work on this machine inflates every timing: keep the evidence with the numbers
+    res["loadavg_1m_start_end"] = [load_start[0], os.getloadavg()[0]]
     return res
 
 
