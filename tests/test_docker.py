@@ -250,3 +250,31 @@ def test_build_context_excludes_venv_and_state(df):
         assert p in ignore
     copied = [shlex.split(a)[0] for a in _all(df, "COPY")]
     assert not any(c in ignore for c in copied), "the Dockerfile copies an ignored path"
+
+
+@pytest.mark.slow
+def test_install_step_against_an_image_like_env_changes_nothing_but_scroll(tmp_path):
+    """Stand-in for the image: this venv already holds torch + vllm(-cpu) + transformers.
+    The Dockerfile's steps (freeze -> constrained editable install), as a pip dry run with
+    no index, must resolve and install only scroll-agent itself."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("vllm") is None:
+        pytest.skip("needs a venv with torch and vllm, like the image")
+    c = tmp_path / "constraints.txt"
+    c.write_text(subprocess.run([sys.executable, str(REPO / "docker" / "freeze_constraints.py")],
+                                capture_output=True, text=True, check=True).stdout)
+    report = tmp_path / "report.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env["PIP_CONFIG_FILE"] = os.devnull
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-index",
+                        "--no-build-isolation", "--constraint", str(c), "-e", str(REPO),
+                        "--report", str(report), "-q"], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    installs = [(i["metadata"]["name"], i["metadata"]["version"])
+                for i in json.loads(report.read_text())["install"]]
+    assert [n for n, _ in installs] == ["scroll-agent"], installs
