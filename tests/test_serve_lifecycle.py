@@ -230,3 +230,28 @@ def test_cli_serve_up_foreground_stops_on_sigterm(tmp_path, model):
     assert p.wait(timeout=60) == 0
     assert _pids_in_group(info["pgid"]) == []
     assert not (root / "tiny" / "server.json").exists()
+
+
+def test_cli_serve_check_with_stand_in(tmp_path, model):
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+
+    fake = _script(tmp_path, "fake_chat.py", FAKE_OK.replace(
+        "    def log_message", CHAT_HANDLER + "    def log_message"))
+    r = CliRunner().invoke(app, ["serve", "check", "tiny", "--model", str(model), "--backend", "cpu",
+                                 "--port", str(_free_port()), "--run-root", str(tmp_path / "runs"),
+                                 "--vllm-python", fake, "--json"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["ok"] and rep["reply"] == "pong" and len(rep["latency_s"]) == 3
+    assert rep["left_in_group"] == [] and rep["rss_mb"] > 0
+
+
+CHAT_HANDLER = '''
+    def do_POST(self):
+        n = int(self.headers["Content-Length"]); self.rfile.read(n)
+        body = json.dumps({"choices": [{"message": {"content": "pong"}, "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
+        self.send_response(200); self.end_headers(); self.wfile.write(body)
+'''

