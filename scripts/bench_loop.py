@@ -27,42 +27,44 @@ def _pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def run_size(label: str, extra_words: int, seed: int, small_tokens: int, sandbox: bool, workdir: Path) -> dict:
-    from scroll.agent import Agent
+def build(label: str, extra_words: int, seed: int, small_tokens: int, workdir: Path):
     from scroll.bench.corpus import generate
-    from scroll.config import LoopConfig
-    from scroll.policies import ReferencePolicy
     from scroll.tasks import build_demo_log
 
-    path = workdir / f"{label}.db"
     t0 = time.perf_counter()
-    log, tasks = build_demo_log(path, seed=seed, target_tokens=small_tokens, durability="full")
+    log, tasks = build_demo_log(workdir / f"{label}.db", seed=seed, target_tokens=small_tokens, durability="full")
     if extra_words:
         corpus = generate(extra_words, seed=seed + 1, long_share=0.3, session_prefix="other")
         for i in range(0, len(corpus.events), 5000):
             log.append_many(corpus.events[i:i + 5000])
     log.search("index warm-up", k=1)
-    build_s = time.perf_counter() - t0
     stats = log.stats()
-    words = sum(len(e.text.split()) for e in log.events())
-    cfg = LoopConfig(sandbox=sandbox)
-    policy = ReferencePolicy()
-    overheads, reuse, correct, exposure = [], [], 0, []
-    for t in tasks:
-        with Agent(log, policy, cfg, session=f"bench-{label}-{t.question_id}") as agent:
-            agent._kernel_for_session()  # kernel start is not a step
-            res = agent.run(t.question)
-        correct += bool(res.answer is not None and t.check(res.answer))
-        overheads += [s.overhead_s * 1000 for s in res.steps]
-        reuse += [s.prefix_reuse for s in res.steps if s.prefix_reuse is not None and s.evicted == 0]
-        exposure.append(100 * sum(s.exposure_tokens for s in res.steps) / stats["tokens_estimate"])
-    log.close()
-    return {
-        "label": label, "events": stats["events"], "words": words, "tokens_estimate": stats["tokens_estimate"],
-        "build_s": round(build_s, 1), "questions": len(tasks), "correct": correct, "steps": len(overheads),
-        "overhead_ms_p50": round(statistics.median(overheads), 2), "overhead_ms_p95": round(_pct(overheads, 0.95), 2),
-        "min_prefix_reuse": min(reuse) if reuse else None, "max_exposure_pct": round(max(exposure), 4),
-    }
+    info = {"label": label, "events": stats["events"], "words": sum(len(e.text.split()) for e in log.events()),
+            "tokens_estimate": stats["tokens_estimate"], "build_s": round(time.perf_counter() - t0, 1)}
+    return log, tasks, info
+
+
+def run_task(log, task, label: str, sandbox: bool, tag: str = "") -> dict:
+    from scroll.agent import Agent
+    from scroll.config import LoopConfig
+    from scroll.policies import ReferencePolicy
+
+    with Agent(log, ReferencePolicy(), LoopConfig(sandbox=sandbox), session=f"bench-{label}-{task.question_id}{tag}") as agent:
+        agent._kernel_for_session()  # kernel start is not a step
+        res = agent.run(task.question)
+    return {"correct": bool(res.answer is not None and task.check(res.answer)),
+            "overheads": [s.overhead_s * 1000 for s in res.steps],
+            "reuse": [s.prefix_reuse for s in res.steps if s.prefix_reuse is not None and s.evicted == 0],
+            "exposure_tokens": sum(s.exposure_tokens for s in res.steps)}
+
+
+def summarize(info: dict, runs: list[dict]) -> dict:
+    overheads = [x for r in runs for x in r["overheads"]]
+    reuse = [x for r in runs for x in r["reuse"]]
+    return {**info, "questions": len(runs), "correct": sum(r["correct"] for r in runs), "steps": len(overheads),
+            "overhead_ms_p50": round(statistics.median(overheads), 2), "overhead_ms_p95": round(_pct(overheads, 0.95), 2),
+            "min_prefix_reuse": min(reuse) if reuse else None,
+            "max_exposure_pct": round(max(100 * r["exposure_tokens"] / info["tokens_estimate"] for r in runs), 4)}
 
 
 def main(argv=None) -> dict:
@@ -80,9 +82,18 @@ def main(argv=None) -> dict:
     import bm25s
 
     c = Console()
+    sandbox = not args.no_sandbox
     with tempfile.TemporaryDirectory(prefix="scroll-bench-loop-") as d:
-        rows = [run_size("small", 0, args.seed, args.small_tokens, not args.no_sandbox, Path(d)),
-                run_size("large", int(args.extra_words), args.seed, args.small_tokens, not args.no_sandbox, Path(d))]
+        small = build("small", 0, args.seed, args.small_tokens, Path(d))
+        large = build("large", int(args.extra_words), args.seed, args.small_tokens, Path(d))
+        run_task(small[0], small[1][0], "small", sandbox, tag="-warmup")  # warm caches; not measured
+        runs = {"small": [], "large": []}
+        for i in range(len(small[1])):  # interleaved, so both sizes see the same machine state
+            for name, (log, tasks, _) in (("small", small), ("large", large)):
+                runs[name].append(run_task(log, tasks[i], name, sandbox))
+        rows = [summarize(small[2], runs["small"]), summarize(large[2], runs["large"])]
+        small[0].close()
+        large[0].close()
     ratio = rows[1]["overhead_ms_p50"] / rows[0]["overhead_ms_p50"]
     report = {
         "what": "per-step substrate overhead (view + kernel + log; model excluded) with the reference policy",
