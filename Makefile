@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test test-fast venv venv-full bench-search bench-kernel bench-loop clean
+.PHONY: demo test test-fast venv venv-full bench-search bench-kernel bench-loop serve-tiny airgap-bundle docker-gpu clean
 
 $(VENV)/.core: pyproject.toml
 	test -x $(PY) || $(PY_SYS) -m venv $(VENV)
@@ -45,6 +45,16 @@ bench-kernel: venv
 
 bench-loop: venv
 	$(PY) scripts/bench_loop.py --out runs/bench_loop.json
+
+serve-tiny: venv-full
+	$(VENV)/bin/scroll serve up tiny
+
+airgap-bundle: venv-full
+	$(VENV)/bin/scroll tiny-model var/models/tiny-qwen3
+	$(PY) scripts/build_airgap_bundle.py --out var/airgap --extras model,serve-cpu --model var/models/tiny-qwen3
+
+docker-gpu:
+	docker build -f Dockerfile.gpu -t scroll-gpu .
 
 clean:
 	rm -rf $(VENV) var runs .pytest_cache
