@@ -168,7 +168,8 @@ class EventLog:
 
                 self._index = SearchIndex(
                     str(self.path) + ".index", log_id=self.log_id,
-                    fetch_after=self._index_docs_after, max_seq=self.max_seq, **self._index_options,
+                    fetch_after=self._index_docs_after, max_seq=self.max_seq, prev_text=self._prev_text,
+                    **self._index_options,
                 )
             return self._index
 
@@ -263,6 +264,13 @@ class EventLog:
 
         session, time, kind, role = row[0], row[1], row[2], row[3]
         return IndexDoc(seq=seq, session=session, kind=kind, role=role, time=time, text=full)
+
+    def _prev_text(self, session: str, before: int) -> str:
+        """The text (or its stored preview) of the session's last event before seq `before`."""
+        with self._lock:
+            row = self.conn.execute("SELECT text FROM events WHERE session = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+                                    (session, before)).fetchone()
+        return row[0] if row else ""
 
     def _index_docs_after(self, after: int, limit: int):
         from .search import IndexDoc

@@ -8,7 +8,8 @@ import pytest
 
 from scroll import EventLog
 from scroll.search import IndexDoc
-from scroll.search.index import document_text
+from scroll.search.index import PREV_CHARS, document_text
+from scroll.search.tokens import QUESTION_WORDS
 
 WORDS = ("apple banana cherry delta echo falcon garden harbor island jungle kettle lemon meadow "
          "nickel orange pepper quartz river saddle timber umbrella violet walnut xenon yellow zephyr "
@@ -37,8 +38,12 @@ def _reference_top(texts, seqs, query, k, k1, b):
     stem = Stemmer.Stemmer("english")
     ret = bm25s.BM25(k1=k1, b=b, method="lucene")
     ret.index(bm25s.tokenize(texts, stopwords="en", stemmer=stem, show_progress=False), show_progress=False)
-    tokens = bm25s.tokenize([query], stopwords="en", stemmer=stem, return_ids=False, show_progress=False)[0]
-    scores = ret.get_scores([t for t in tokens if t in ret.vocab_dict])
+    tokens = bm25s.tokenize([query], stopwords=list(bm25s.stopwords.STOPWORDS_EN) + sorted(QUESTION_WORDS),
+                            stemmer=stem, return_ids=False, show_progress=False)[0]
+    tokens = [t for t in tokens if t in ret.vocab_dict]
+    if not tokens:
+        return []
+    scores = ret.get_scores(tokens)
     order = sorted(range(len(texts)), key=lambda i: (-scores[i], -seqs[i]))
     return [seqs[i] for i in order[:k] if scores[i] > 0]
 
@@ -54,22 +59,26 @@ def test_exact_global_bm25_matches_single_bm25s_index(tmp_path, flush_docs, max_
     idx = log.index
     if flush_docs == 37:
         assert len(idx.segments) <= 3 and idx.n_tail > 0, "expected merged segments plus a live tail"
-    texts = [document_text(IndexDoc(e.seq, e.session, e.kind, e.role, e.time, e.text), idx.fields)
-             for e in log.expand(1, 600)]
+    texts, last = [], {}
+    for e in log.expand(1, 600):  # the documents as defined: text, speaker, month/year, previous turn
+        texts.append(document_text(IndexDoc(e.seq, e.session, e.kind, e.role, e.time, e.text,
+                                            last.get(e.session, "")), idx.fields))
+        last[e.session] = e.text[:PREV_CHARS]
+    assert idx.fields == ("text", "role", "date", "prev")
     seqs = list(range(1, 601))
     rng = random.Random(5)
     overlaps = []
     for _ in range(60):
-        query = " ".join(rng.sample(WORDS, rng.randint(1, 4)))
+        query = " ".join(rng.sample(WORDS + ["what", "when", "did", "May"], rng.randint(1, 4)))
         ours = [h.seq for h in log.search(query, k=10)]
         ref = _reference_top(texts, seqs, query, 10, idx.k1, idx.b)
-        overlaps.append(len(set(ours) & set(ref)) / max(1, len(ref)))
+        overlaps.append(len(set(ours) & set(ref)) / len(ref) if ref else float(not ours))
     assert np.mean(overlaps) >= 0.99, np.mean(overlaps)
 
 
 def test_ranking_deterministic_ties_newest_first(log):
-    for i in range(5):
-        log.append(session="s", role="user", text="identical words here")
+    for i in range(5):  # separate sessions: same document (no previous turn)
+        log.append(session=f"s{i}", role="user", text="identical words here", time="2023-01-01T00:00:00")
     hits = log.search("identical words", k=10)
     assert [h.seq for h in hits] == [5, 4, 3, 2, 1]
     assert len({round(h.score, 12) for h in hits}) == 1
@@ -80,6 +89,7 @@ def test_no_zero_score_hits_and_empty_results(log):
     assert log.search("gamma delta", k=10) == []
     assert log.search("", k=10) == []
     assert log.search("the and of", k=10) == []  # stopwords only
+    assert log.search("what did", k=10) == []  # question words are dropped from queries
     assert all(h.score > 0 for h in log.search("alpha", k=50))
     assert len(log.search("alpha", k=50)) == 1
 

@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from .segment import DocBatch, Segment, merge_segments, write_segment
-from .tokens import Tokenizer
+from .tokens import QUESTION_WORDS, Tokenizer
 
 FORMAT = 1
 
@@ -51,6 +51,7 @@ class IndexDoc:
     role: str
     time: str
     text: str
+    prev: str = ""  # the previous event of the same session (capped), filled by the index
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,29 @@ class Filters:
     seq_range: tuple[int, int] | None = None
 
 
+# What an event's document holds, by default (measured: scroll.bench.tune, issue 2):
+#   text  the event's text;  role  the speaker's name;  date  month and year of its time;
+#   prev  the previous event of the same session (a question's answer often sits in the
+#         reply to it), capped at PREV_CHARS.
+DEFAULT_FIELDS = ("text", "role", "date", "prev")
+PREV_CHARS = 2000
+_MONTHS = ("January February March April May June July August September October November December").split()
+
+
+def month_year(time: str) -> str:
+    """'2023-05-17T18:28:59' -> 'May 2023'; anything else -> ''."""
+    if len(time) >= 7 and time[:4].isdigit() and time[4] == "-" and time[5:7].isdigit():
+        m = int(time[5:7])
+        if 1 <= m <= 12:
+            return f"{_MONTHS[m - 1]} {time[:4]}"
+    return ""
+
+
 def document_text(doc: IndexDoc, fields: tuple[str, ...]) -> str:
     """The string that is tokenized for an event: the chosen fields, joined by newlines."""
     parts = []
     for f in fields:
-        value = getattr(doc, f)
+        value = month_year(doc.time) if f == "date" else getattr(doc, f)
         if value:
             parts.append(value)
     return "\n".join(parts)
@@ -81,9 +100,11 @@ class SearchIndex:
         log_id: str,
         fetch_after: Callable[[int, int], list[IndexDoc]],
         max_seq: Callable[[], int],
+        prev_text: Callable[[str, int], str] | None = None,
         k1: float = 1.5,
         b: float = 0.75,
-        fields: tuple[str, ...] = ("text",),
+        fields: tuple[str, ...] = DEFAULT_FIELDS,
+        drop_question_words: bool = True,
         flush_docs: int = 20_000,
         max_segments: int = 8,
     ):
@@ -93,15 +114,22 @@ class SearchIndex:
         self._max_seq = max_seq
         self.k1, self.b = float(k1), float(b)
         self.fields = tuple(fields)
+        unknown = set(self.fields) - {"text", "role", "date", "prev", "session", "kind"}
+        if unknown:
+            raise ValueError(f"unknown index fields {sorted(unknown)}")
+        self._prev_text = prev_text or (lambda session, seq: "")
+        self.query_drop = QUESTION_WORDS if drop_question_words else frozenset()
         self.flush_docs = int(flush_docs)
         self.max_segments = int(max_segments)
         self.tok = Tokenizer()
         self.params = {
             "format": FORMAT, "k1": self.k1, "b": self.b, "fields": list(self.fields),
-            "tokenizer": Tokenizer.spec,
+            "tokenizer": Tokenizer.spec, "prev_chars": PREV_CHARS,
         }
         self._manifest_stamp: tuple | None = None
         self._lock_fh = None
+        self._col_cache: dict[str, tuple] = {}
+        self._epoch = 0  # bumped whenever segments or the tail arrays are replaced
         self._load_or_rebuild()
 
     # ----------------------------------------------------------------- state
@@ -113,9 +141,11 @@ class SearchIndex:
         self.generation = 0
         self._strings: dict[str, dict[str, int]] = {"sess": {}, "kind": {}, "role": {}}
         self._static = None  # concatenated per-doc arrays of the segments
+        self._last_text: dict[str, str] = {}  # session -> its latest indexed text (capped)
         self._reset_tail()
 
     def _reset_tail(self) -> None:
+        self._epoch += 1
         self.seen_seq = self.covered_seq
         self._tail_post: dict[int, tuple[list[int], list[int]]] = {}
         self._tail_counts: list[dict[int, int]] = []
@@ -299,6 +329,12 @@ class SearchIndex:
         for d in docs:
             if d.seq <= self.seen_seq:  # already pulled in by a catch-up
                 continue
+            if "prev" in self.fields:
+                prev = self._last_text.get(d.session)
+                if prev is None:
+                    prev = self._prev_text(d.session, d.seq)[:PREV_CHARS]
+                self._last_text[d.session] = d.text[:PREV_CHARS]
+                d = IndexDoc(d.seq, d.session, d.kind, d.role, d.time, d.text, prev)
             counts, length = tok.counts(document_text(d, self.fields))
             if length == 0:
                 length = 1  # bm25s keeps an empty document as one empty token
@@ -404,6 +440,7 @@ class SearchIndex:
                 shutil.rmtree(old.path, ignore_errors=True)
 
     def _rebuild_static(self) -> None:
+        self._epoch += 1
         if not self.segments:
             self._static = None
             return
@@ -429,13 +466,24 @@ class SearchIndex:
 
     # ----------------------------------------------------------------- query
     def _column(self, name: str) -> np.ndarray:
-        tail = {"dl": self._t_dl, "seqs": self._t_seqs, "sess": self._t_sess,
-                "kind": self._t_kind, "role": self._t_role}[name][: self.n_tail]
+        """A per-doc column over segments + tail, cached until either changes."""
+        key = (self._epoch, self.n_tail)
+        hit = self._col_cache.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        if name == "times":
+            tail = np.asarray(self._t_times, dtype=str)
+        else:
+            tail = {"dl": self._t_dl, "seqs": self._t_seqs, "sess": self._t_sess,
+                    "kind": self._t_kind, "role": self._t_role}[name][: self.n_tail]
         if self._static is None:
-            return tail
-        if self.n_tail == 0:
-            return self._static[name]
-        return np.concatenate([self._static[name], tail])
+            col = tail
+        elif self.n_tail == 0:
+            col = self._static[name]
+        else:
+            col = np.concatenate([self._static[name], tail])
+        self._col_cache[name] = (key, col)
+        return col
 
     def _mask(self, f: Filters, n: int) -> np.ndarray | None:
         mask = None
@@ -455,9 +503,7 @@ class SearchIndex:
             seqs = self._column("seqs")
             both((seqs >= lo) & (seqs <= hi))
         if f.since is not None or f.until is not None:
-            times = self._static["times"] if self._static else np.zeros(0, dtype=str)
-            if self.n_tail:
-                times = np.concatenate([times, np.asarray(self._t_times, dtype=str)])
+            times = self._column("times")
             m = np.ones(n, dtype=bool)
             if f.since is not None:
                 m &= times >= f.since
@@ -471,7 +517,7 @@ class SearchIndex:
         if k <= 0:
             return []
         self.sync()
-        terms = self.tok.terms(query)
+        terms = self.tok.terms(query, self.query_drop)
         n = self.n_docs
         if not terms or n == 0:
             return []
@@ -506,19 +552,15 @@ class SearchIndex:
                 pos_parts.append(pos)
         if not pos_parts:
             return []
-        pos = np.concatenate(pos_parts)
-        w = np.concatenate(w_parts)
-        uniq, inv = np.unique(pos, return_inverse=True)
-        scores = np.bincount(inv, weights=w, minlength=len(uniq))
+        scores = np.bincount(np.concatenate(pos_parts), weights=np.concatenate(w_parts), minlength=n)
         if filters is not None:
             mask = self._mask(filters, n)
             if mask is not None:
-                keep = mask[uniq]
-                uniq, scores = uniq[keep], scores[keep]
-        good = scores > 0
-        uniq, scores = uniq[good], scores[good]
+                scores[~mask] = 0.0
+        uniq = np.flatnonzero(scores > 0)
         if len(uniq) == 0:
             return []
+        scores = scores[uniq]
         if len(uniq) > k:
             kth = np.partition(scores, len(scores) - k)[len(scores) - k]
             sel = scores >= kth

@@ -13,6 +13,10 @@ from collections import Counter
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 _split = re.compile(TOKEN_PATTERN).findall
+# Question words dropped from QUERIES (not documents): "when did I adopt Rocket" should not
+# rank events by "when" and "did". Measured with scroll.bench.tune (issue 2 report).
+QUESTION_WORDS = frozenset(("what when where who which why how did does do is was has have would could "
+                            "kind much many long").split())
 _CHUNK = 1 << 20  # characters per chunk for big texts
 _STEM_CACHE_MAX = 2_000_000
 
@@ -39,9 +43,9 @@ class Tokenizer:
             cache.update(zip(missing, self._stemmer.stemWords(missing)))
         return cache
 
-    def terms(self, text: str) -> list[str]:
-        """The query's terms in order, duplicates kept (bm25s counts them)."""
-        words = [w for w in _split(text.lower()) if w not in self._stop]
+    def terms(self, text: str, drop: frozenset[str] = frozenset()) -> list[str]:
+        """The query's terms in order, duplicates kept (bm25s counts them); `drop` = extra stopwords."""
+        words = [w for w in _split(text.lower()) if w not in self._stop and w not in drop]
         stems = self._stem_all(set(words))
         return [stems[w] for w in words]
 
