@@ -18,16 +18,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from scroll.bench import report  # noqa: E402
 from scroll.bench.corpus import generate, queries  # noqa: E402
 from scroll.events import EventLog  # noqa: E402
 from scroll.kernel import Kernel  # noqa: E402
@@ -41,20 +40,11 @@ def pct(xs: list[float], p: float) -> float:
 
 
 def versions() -> dict:
-    out = {"python": platform.python_version()}
-    for pkg in ("ipykernel", "jupyter_client", "pyzmq", "bm25s", "numpy"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = None
-    return out
+    return report.versions(extra=("ipykernel", "jupyter_client", "pyzmq"))
 
 
 def machine() -> dict:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return {"platform": platform.platform(), "cpus": os.cpu_count(), "mem_gib": round(mem / 2**30, 1),
-            "cpu": next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
-                         if ln.startswith("model name")), platform.processor())}
+    return report.machine()
 
 
 REPLAY_CELLS = [

@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -78,8 +76,7 @@ def main(argv=None) -> dict:
     from rich.console import Console
     from rich.table import Table
 
-    import numpy
-    import bm25s
+    from scroll.bench import report
 
     c = Console()
     sandbox = not args.no_sandbox
@@ -99,8 +96,8 @@ def main(argv=None) -> dict:
         "what": "per-step substrate overhead (view + kernel + log; model excluded) with the reference policy",
         "policy": "reference-policy (deterministic program writer, not a model)",
         "sizes": rows, "p50_ratio_large_vs_small": round(ratio, 3),
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                    "python": sys.version.split()[0], "numpy": numpy.__version__, "bm25s": bm25s.__version__},
+        "machine": report.machine(), "versions": report.versions(extra=("ipykernel", "jupyter_client")),
+        "loadavg_end": os.getloadavg(),
     }
     t = Table(title="Scroll loop: per-step substrate overhead (reference policy, sandboxed kernel)")
     for col in ("log", "events", "words", "correct", "steps", "p50 ms", "p95 ms", "min prefix reuse", "max exposure %"):

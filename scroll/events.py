@@ -136,9 +136,10 @@ class EventLog:
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
-        """Close the database; a sizeable live index tail is written as a segment first."""
+        """Close the database; the live index tail is written as a segment first, so the
+        next open does not re-tokenize it (small segments are merged on schedule)."""
         with self._lock:
-            if self._index is not None and self._index.n_tail >= 2000 and self._conn is not None:
+            if self._index is not None and self._index.n_tail > 0 and self._conn is not None:
                 try:
                     self._index.flush()
                 except OSError:

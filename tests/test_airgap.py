@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures_model import tiny_model_dir  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "build_airgap_bundle.py"

@@ -8,7 +8,6 @@ byte-identical.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import resource
 import shutil
@@ -163,7 +162,7 @@ def test_log_and_payloads_cannot_be_changed(k, log):
 
 def test_service_refuses_writes_and_garbage(k, log):
     before = snapshot(log)
-    code = f"""
+    code = """
 import socket, json
 s = socket.socket(socket.AF_UNIX); s.connect(ms._path); f = s.makefile('rb')
 def ask(line):

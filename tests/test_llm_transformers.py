@@ -8,7 +8,6 @@ import socket
 import pytest
 
 from scroll.llm import LLMConfig, LLMError, make_llm
-from tests.fixtures_model import tiny_model_dir  # noqa: F401
 
 pytestmark = pytest.mark.model
 MSG = [{"role": "system", "content": "You write Python."},

@@ -76,6 +76,21 @@ def test_exact_global_bm25_matches_single_bm25s_index(tmp_path, flush_docs, max_
     assert np.mean(overlaps) >= 0.99, np.mean(overlaps)
 
 
+def test_tokenization_identical_to_bm25s():
+    import bm25s
+    import Stemmer
+
+    from scroll.search.tokens import STOPWORDS_EN, Tokenizer
+
+    assert tuple(bm25s.stopwords.STOPWORDS_EN) == STOPWORDS_EN
+    text = "The runners were Running to the bicycles' garden in Paris, 2023! foo_bar x y café"
+    ref = bm25s.tokenize([text], stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False,
+                         show_progress=False)[0]
+    assert Tokenizer().terms(text) == ref
+    counts, length = Tokenizer().counts(text)
+    assert length == len(ref) and sorted(counts.elements()) == sorted(ref)
+
+
 def test_ranking_deterministic_ties_newest_first(log):
     for i in range(5):  # separate sessions: same document (no previous turn)
         log.append(session=f"s{i}", role="user", text="identical words here", time="2023-01-01T00:00:00")

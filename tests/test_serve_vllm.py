@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures_model import tiny_model_dir  # noqa: F401
 
 pytestmark = [pytest.mark.server, pytest.mark.model, pytest.mark.slow]
 needs_vllm = pytest.mark.skipif(importlib.util.find_spec("vllm") is None,

@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from tests.fixtures_model import tiny_model_dir  # noqa: F401
 
 pytestmark = pytest.mark.model
 

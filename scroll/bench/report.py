@@ -12,14 +12,15 @@ from importlib import metadata
 import numpy as np
 
 
-def versions() -> dict:
+def versions(extra: tuple[str, ...] = ()) -> dict:
+    """Python, SQLite and the packages a bench depends on (plus `extra` distributions)."""
     out = {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version}
     for mod in ("bm25s", "numpy"):
         try:
             out[mod] = __import__(mod).__version__
         except ImportError:
             out[mod] = None
-    for pkg in ("PyStemmer", "scroll-agent"):
+    for pkg in ("PyStemmer", "scroll-agent", *extra):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:

@@ -32,7 +32,7 @@ from typing import Any, Callable
 from .output import OutputCollector, format_error
 from .process import KernelDied, KernelProcess
 from .replay import replayable_cells
-from .sandbox import Limits, RuntimeDir, SandboxError, allocate_uid, check_sandbox, parse_size
+from .sandbox import Limits, RuntimeDir, allocate_uid, check_sandbox, parse_size
 from .service import MsHandler, MsSocketServer
 
 MS_CLIENT_SOURCE = (Path(__file__).parent / "ms_client.py").read_text()

@@ -23,6 +23,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from scroll.agent import split_final  # the loop's own parser
+
 try:
     from scroll.prompts import FINAL_SENTINEL
 except ImportError:  # pragma: no cover
@@ -139,21 +141,6 @@ class Episode:
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
-
-
-def split_final(stdout: str) -> tuple[str, str | None]:
-    """Remove final() sentinel lines; (exposure, answer or None). Splits on "\n" only:
-    str.splitlines() would also split at the sentinel's own \x1e and miss it."""
-    answer, kept = None, []
-    for line in stdout.split("\n"):
-        if line.startswith(FINAL_SENTINEL):
-            try:
-                answer = json.loads(line[len(FINAL_SENTINEL):])
-            except ValueError:
-                answer = line[len(FINAL_SENTINEL):].strip()
-        else:
-            kept.append(line)
-    return "\n".join(kept), answer
 
 
 def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, max_steps: int = 8,

@@ -28,21 +28,7 @@ from typing import Any
 
 from .programs import TEMPLATES, match_program
 
-try:  # the project's Completion (scroll/llm/base.py); a compatible local one otherwise
-    from scroll.llm.base import Completion
-except ImportError:  # pragma: no cover - only before scroll.llm existed
-    from dataclasses import dataclass
-
-    @dataclass
-    class Completion:  # type: ignore[no-redef]
-        text: str
-        prompt_tokens: int | None
-        completion_tokens: int | None
-        model: str
-        latency_s: float
-        backend: str
-        finish_reason: str | None = None
-        raw: dict | None = None
+from scroll.llm.base import Completion
 
 BACKEND = "reference-policy"
 VERSION = 1

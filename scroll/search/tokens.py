@@ -21,6 +21,13 @@ _CHUNK = 1 << 20  # characters per chunk for big texts
 _STEM_CACHE_MAX = 2_000_000
 
 
+# bm25s 0.3's English stopwords (`bm25s.stopwords.STOPWORDS_EN`), copied so that searching
+# does not import bm25s (which pulls in numba: ~0.6 s per process). A test checks they match.
+STOPWORDS_EN = ("a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+                "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+                "they", "this", "to", "was", "will", "with")
+
+
 class Tokenizer:
     """Lower-case, split, drop stopwords, stem; a per-process stem cache keeps it fast."""
 
@@ -28,7 +35,6 @@ class Tokenizer:
 
     def __init__(self) -> None:
         import Stemmer  # PyStemmer
-        from bm25s.stopwords import STOPWORDS_EN
 
         self._stemmer = Stemmer.Stemmer("english")
         self._stop = frozenset(STOPWORDS_EN)
