@@ -158,7 +158,7 @@ def main() -> None:
               "ms_search_p50_ms": res["ms_search_ms"]["p50"], "replay20_s": res["replay20_s"]["after_crash"]}
     res["loadavg_end"] = os.getloadavg()
     res["pass"] = {name: v <= TARGETS[name] for name, v in checks.items()}
-    print(f"machine: {res['machine']['cpu']}, {res['machine']['cpus']} cpus; sandbox={res['sandbox']}; "
+    print(f"machine: {res['machine']['cpu']}, {res['machine']['cores']} cores; sandbox={res['sandbox']}; "
           f"log: {res['log']['events']} events, {res['log']['words']} words; "
           f"load avg {res['loadavg_start'][0]:.1f} -> {res['loadavg_end'][0]:.1f} (other work on this machine skews latency)")
     print(f"{'metric':<34}{'measured':>12}{'target':>10}  ok")

@@ -8,7 +8,7 @@ import pytest
 
 from scroll import EventLog
 from scroll.search import IndexDoc
-from scroll.search.index import PREV_CHARS, document_text
+from scroll.search.documents import PREV_CHARS, document_text
 from scroll.search.tokens import QUESTION_WORDS
 
 WORDS = ("apple banana cherry delta echo falcon garden harbor island jungle kettle lemon meadow "

@@ -1,0 +1,87 @@
+"""What gets indexed for an event, and the structured filters of a search."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class IndexDoc:
+    seq: int
+    session: str
+    kind: str
+    role: str
+    time: str
+    text: str
+    prev: str = ""  # the previous event of the same session (capped), filled by the index
+
+
+@dataclass(frozen=True)
+class Filters:
+    session: str | None = None
+    kind: str | None = None
+    role: str | None = None
+    since: str | None = None
+    until: str | None = None
+    seq_range: tuple[int, int] | None = None
+
+
+# What an event's document holds, by default (measured: scroll.bench.tune, issue 2):
+#   text  the event's text;  role  the speaker's name;  date  month and year of its time;
+#   prev  the previous event of the same session (a question's answer often sits in the
+#         reply to it), capped at PREV_CHARS.
+DEFAULT_FIELDS = ("text", "role", "date", "prev")
+PREV_CHARS = 2000
+_MONTHS = ("January February March April May June July August September October November December").split()
+
+
+def month_year(time: str) -> str:
+    """'2023-05-17T18:28:59' -> 'May 2023'; anything else -> ''."""
+    if len(time) >= 7 and time[:4].isdigit() and time[4] == "-" and time[5:7].isdigit():
+        m = int(time[5:7])
+        if 1 <= m <= 12:
+            return f"{_MONTHS[m - 1]} {time[:4]}"
+    return ""
+
+
+def document_text(doc: IndexDoc, fields: tuple[str, ...]) -> str:
+    """The string that is tokenized for an event: the chosen fields, joined by newlines."""
+    parts = []
+    for f in fields:
+        value = month_year(doc.time) if f == "date" else getattr(doc, f)
+        if value:
+            parts.append(value)
+    return "\n".join(parts)
+
+
+def filter_mask(f: Filters, n: int, code_of: Callable[[str, str], int | None],
+                column: Callable[[str], np.ndarray]) -> np.ndarray | None:
+    """Which of the n indexed docs pass the filters (None: no filter). `code_of(field, value)`
+    gives the integer code of a session/kind/role string; `column(name)` a per-doc array."""
+    mask = None
+
+    def both(m):
+        nonlocal mask
+        mask = m if mask is None else (mask & m)
+
+    for field, value in (("sess", f.session), ("kind", f.kind), ("role", f.role)):
+        if value is not None:
+            code = code_of(field, value)
+            if code is None:
+                return np.zeros(n, dtype=bool)
+            both(column(field) == code)
+    if f.seq_range is not None:
+        lo, hi = f.seq_range
+        seqs = column("seqs")
+        both((seqs >= lo) & (seqs <= hi))
+    if f.since is not None or f.until is not None:
+        times = column("times")
+        m = np.ones(n, dtype=bool)
+        if f.since is not None:
+            m &= times >= f.since
+        if f.until is not None:  # inclusive at the granularity given ("2023-05-01")
+            m &= times.astype(f"<U{len(f.until)}") <= f.until
+        both(m)
+    return mask
