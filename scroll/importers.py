@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-class ImportError_(ValueError):
+class BadInputError(ValueError):
     """Bad input: the message says where and why."""
 
 
@@ -36,7 +36,7 @@ _EVENT_KEYS = {"session", "role", "text", "time", "kind", "meta"}
 def detect_format(path: Path, head: bytes) -> str:
     s = head.lstrip()
     if not s:
-        raise ImportError_(f"{path}: empty file")
+        raise BadInputError(f"{path}: empty file")
     if s[:1] == b"[":
         return "longmemeval"
     if s[:1] == b"{":
@@ -46,15 +46,15 @@ def detect_format(path: Path, head: bytes) -> str:
             return "jsonl"
         except ValueError:
             return "longmemeval"  # one pretty-printed JSON object
-    raise ImportError_(f"{path}:1: not JSON or JSONL (starts with {s[:20]!r})")
+    raise BadInputError(f"{path}:1: not JSON or JSONL (starts with {s[:20]!r})")
 
 
 def parse_file(path: str | Path, fmt: str = "auto", *, instance: str | None = None, skip_bad: bool = False) -> Parsed:
     path = Path(path)
     if not path.exists():
-        raise ImportError_(f"{path}: no such file")
+        raise BadInputError(f"{path}: no such file")
     if path.is_dir():
-        raise ImportError_(f"{path}: is a directory")
+        raise BadInputError(f"{path}: is a directory")
     data = path.read_bytes()
     if fmt == "auto":
         fmt = detect_format(path, data[:4096])
@@ -62,7 +62,7 @@ def parse_file(path: str | Path, fmt: str = "auto", *, instance: str | None = No
         return _parse_jsonl(path, data, skip_bad)
     if fmt == "longmemeval":
         return _parse_longmemeval(path, data, instance)
-    raise ImportError_(f"unknown format {fmt!r} (use auto, jsonl or longmemeval)")
+    raise BadInputError(f"unknown format {fmt!r} (use auto, jsonl or longmemeval)")
 
 
 def check_event(obj: object) -> dict:
@@ -106,10 +106,10 @@ def _parse_jsonl(path: Path, data: bytes, skip_bad: bool) -> Parsed:
         except ValueError as e:
             msg = f"{path}:{lineno}: {e}"
             if not skip_bad:
-                raise ImportError_(msg) from None
+                raise BadInputError(msg) from None
             skipped.append(msg)
     if not rows:
-        raise ImportError_(f"{path}: no events" + (f" ({len(skipped)} bad lines skipped)" if skipped else ""))
+        raise BadInputError(f"{path}: no events" + (f" ({len(skipped)} bad lines skipped)" if skipped else ""))
     return Parsed(rows, "jsonl", skipped)
 
 
@@ -130,50 +130,50 @@ def _parse_longmemeval(path: Path, data: bytes, instance: str | None) -> Parsed:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise ImportError_(f"{path}:{line}: not valid UTF-8 (byte {e.start})") from None
+        raise BadInputError(f"{path}:{line}: not valid UTF-8 (byte {e.start})") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ImportError_(f"{path}:{e.lineno}: invalid JSON: {e.msg} at column {e.colno}") from None
+        raise BadInputError(f"{path}:{e.lineno}: invalid JSON: {e.msg} at column {e.colno}") from None
     items = doc if isinstance(doc, list) else [doc]
     if not items:
-        raise ImportError_(f"{path}: no LongMemEval instances")
+        raise BadInputError(f"{path}: no LongMemEval instances")
     for i, inst in enumerate(items):
         if not isinstance(inst, dict) or "haystack_sessions" not in inst:
-            raise ImportError_(f"{path}: instance {i}: not a LongMemEval instance (no 'haystack_sessions')")
+            raise BadInputError(f"{path}: instance {i}: not a LongMemEval instance (no 'haystack_sessions')")
     if instance is None:
         if len(items) > 1:
             ids = ", ".join(str(x.get("question_id")) for x in items[:5])
-            raise ImportError_(f"{path}: {len(items)} instances; choose one with --instance QID (e.g. {ids})")
+            raise BadInputError(f"{path}: {len(items)} instances; choose one with --instance QID (e.g. {ids})")
         inst, idx = items[0], 0
     else:
         found = [(j, x) for j, x in enumerate(items) if str(x.get("question_id")) == instance]
         if not found:
-            raise ImportError_(f"{path}: no instance with question_id {instance!r}")
+            raise BadInputError(f"{path}: no instance with question_id {instance!r}")
         idx, inst = found[0]
     where = f"{path}: instance {idx} ({inst.get('question_id')})"
     sessions, ids, dates = inst["haystack_sessions"], inst.get("haystack_session_ids"), inst.get("haystack_dates")
     if not isinstance(sessions, list):
-        raise ImportError_(f"{where}: 'haystack_sessions' must be a list")
+        raise BadInputError(f"{where}: 'haystack_sessions' must be a list")
     ids = ids if isinstance(ids, list) else [f"session_{i}" for i in range(len(sessions))]
     dates = dates if isinstance(dates, list) else [None] * len(sessions)
     if not (len(ids) == len(dates) == len(sessions)):
-        raise ImportError_(f"{where}: haystack_session_ids/dates/sessions differ in length "
+        raise BadInputError(f"{where}: haystack_session_ids/dates/sessions differ in length "
                            f"({len(ids)}/{len(dates)}/{len(sessions)})")
     qid = inst.get("question_id")
     rows = []
     for s_i, (sid, date, turns) in enumerate(zip(ids, dates, sessions)):
         if not isinstance(turns, list):
-            raise ImportError_(f"{where}: session {s_i} ({sid}) is not a list of turns")
+            raise BadInputError(f"{where}: session {s_i} ({sid}) is not a list of turns")
         for t_i, turn in enumerate(turns):
             if not isinstance(turn, dict) or not isinstance(turn.get("role"), str) \
                     or not isinstance(turn.get("content"), str) or not turn.get("role"):
-                raise ImportError_(f"{where}: session {s_i} ({sid}) turn {t_i}: expected {{role, content}} strings")
+                raise BadInputError(f"{where}: session {s_i} ({sid}) turn {t_i}: expected {{role, content}} strings")
             meta = {"question_id": qid, "turn": t_i, "date": date, "has_answer": bool(turn.get("has_answer", False))}
             rows.append({"session": str(sid), "role": turn["role"], "text": turn["content"], "kind": "message",
                          "time": lme_date_to_iso(date) if date else None, "meta": meta})
     if not rows:
-        raise ImportError_(f"{where}: no turns")
+        raise BadInputError(f"{where}: no turns")
     info = {"question_id": qid, "question_type": inst.get("question_type"), "question": inst.get("question"),
             "answer": inst.get("answer"), "question_date": inst.get("question_date"),
             "answer_session_ids": inst.get("answer_session_ids"), "instances_in_file": len(items)}

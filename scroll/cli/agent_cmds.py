@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import statistics
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Optional
 
@@ -88,17 +89,17 @@ def register(app: typer.Typer) -> None:
         c = console()
         if model is not None:
             try:
-                model.describe()
-                label = f"model {model.describe().get('model')} via {model.describe().get('backend')}"
+                info = model.describe()
             except Exception as e:  # noqa: BLE001
                 fail(f"model backend unusable: {e}", as_json=as_json)
+            label = f"model {info.get('model')} via {info.get('backend')}"
             policy = model
         else:
             policy = ReferencePolicy()
             label = "REFERENCE POLICY (deterministic program writer, not a model)"
         if not as_json:
             c.rule(f"[bold]Scroll demo · {label}")
-        with console().status("generating and importing the history…") if not as_json else _null():
+        with console().status("generating and importing the history…") if not as_json else nullcontext():
             log, tasks = build_demo_log(path, seed=seed, target_tokens=tokens)
             log.search("index warm-up", k=1)  # build the search index now, not inside step 1
         history_tokens = log.stats()["tokens_estimate"]
@@ -208,10 +209,3 @@ def register(app: typer.Typer) -> None:
                 res = agent.run(line)  # logs the line as this run's task event
                 c.print(f"[bold]scroll>[/] {res.answer if res.answer is not None else f'(no answer: {res.reason})'}")
 
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False

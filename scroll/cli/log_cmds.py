@@ -28,11 +28,11 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         from scroll.events import EventLog
-        from scroll.importers import ImportError_, import_rows, parse_file
+        from scroll.importers import BadInputError, import_rows, parse_file
 
         try:
             parsed = parse_file(file, fmt, instance=instance, skip_bad=skip_bad)
-        except ImportError_ as e:
+        except BadInputError as e:
             fail(str(e), as_json=as_json)
         path = db_path(db)
         try:
