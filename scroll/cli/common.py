@@ -18,6 +18,14 @@ def db_path(db: Path | None) -> Path:
     return db.resolve() if db else default_db()
 
 
+def existing_db(db: Path | None, as_json: bool = False) -> Path:
+    """The event log a read-only command works on; a clear error when there is none."""
+    path = db_path(db)
+    if not path.exists():
+        fail(f"no event log at {path} (import something first, or pass --db)", as_json=as_json)
+    return path
+
+
 def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from .common import DB_HELP, JSON_HELP, console, db_path, emit_json, fail
+from .common import DB_HELP, JSON_HELP, console, db_path, emit_json, existing_db, fail
 
 
 def _short(text: str, n: int = 160) -> str:
@@ -77,9 +77,7 @@ def register(app: typer.Typer) -> None:
         """Find events by their words: BM25 over the whole log, newest first on ties."""
         from scroll.events import EventLog
 
-        path = db_path(db)
-        if not path.exists():
-            fail(f"no event log at {path} (import something first, or pass --db)", as_json=as_json)
+        path = existing_db(db, as_json)
         with EventLog(path) as log:
             hits = log.search(query, k=k, session=session, kind=kind, role=role, since=since, until=until)
             if as_json:
@@ -104,9 +102,7 @@ def register(app: typer.Typer) -> None:
         """Show the exact events: one seq, or every event from SEQ to HI inclusive."""
         from scroll.events import EventLog
 
-        path = db_path(db)
-        if not path.exists():
-            fail(f"no event log at {path}", as_json=as_json)
+        path = existing_db(db, as_json)
         with EventLog(path) as log:
             try:
                 events = [log.expand(seq)] if hi is None else log.expand(seq, hi)
@@ -132,9 +128,7 @@ def register(app: typer.Typer) -> None:
         """Counts and sizes: events, sessions, kinds, payloads, index."""
         from scroll.events import EventLog
 
-        path = db_path(db)
-        if not path.exists():
-            fail(f"no event log at {path}", as_json=as_json)
+        path = existing_db(db, as_json)
         with EventLog(path) as log:
             s = log.stats()
             idx = log.index
