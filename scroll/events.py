@@ -369,13 +369,14 @@ class EventLog:
     # ----------------------------------------------------------------- search
     def search(self, query: str, k: int = 10, session: str | None = None, kind: str | None = None,
                role: str | None = None, since: str | None = None, until: str | None = None,
-               seq_range: tuple[int, int] | None = None) -> list[Hit]:
+               seq_range: tuple[int, int] | None = None, exclude_kinds: tuple[str, ...] = ()) -> list[Hit]:
         """BM25 hits, best first (ties: newest first). No hit ever has score 0."""
         from .search import Filters
 
         _check_str("query", query, empty_ok=True)
         filters = Filters(session=session, kind=kind, role=role, since=since, until=until,
-                          seq_range=tuple(seq_range) if seq_range is not None else None)
+                          seq_range=tuple(seq_range) if seq_range is not None else None,
+                          exclude_kinds=tuple(exclude_kinds))
         with self._lock:
             ranked = self.index.search(query, k=int(k), filters=filters)
             if not ranked:

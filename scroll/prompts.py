@@ -17,7 +17,8 @@ Python kernel (variables survive between cells) and ONLY what the cell prints co
 
 The capability object `ms` (read-only toward history; every result carries its `seq` address):
   ms.search(query, k=10, session=None, kind=None, role=None, since=None, until=None, seq_range=None)
-      -> hits, best first, each with .seq .score .session .role .kind .time .text .meta   (BM25 over all events)
+      -> hits, best first, each with .seq .score .session .role .kind .time .text .meta   (BM25 over the history;
+         your own cells/outputs/notes only with kind="code"/"output"/... or kind="*" for every kind)
   ms.expand(seq) -> the exact event;  ms.expand(lo, hi) -> events lo..hi inclusive, in order
   ms.recent(n=10, session=None) -> the last n events      ms.sessions() -> one dict per session
   ms.payload(handle) -> the full text of a payload (e.g. an output that was cut)

@@ -33,6 +33,9 @@ INLINE_TEXT = 64 * 1024  # event text above this (with a payload handle) is fetc
 SEND_TIMEOUT = 10.0
 
 
+LOOP_KINDS = ("code", "output", "note", "headline", "final")
+
+
 class RequestError(ValueError):
     pass
 
@@ -117,8 +120,11 @@ class MsHandler:
             if not (isinstance(seq_range, list) and len(seq_range) == 2):
                 raise RequestError("seq_range must be [lo, hi]")
             seq_range = (_int(seq_range[0], "lo"), _int(seq_range[1], "hi"))
-        hits = self.log.search(query, k=k, session=session, kind=kind, role=role,
-                               since=since, until=until, seq_range=seq_range)
+        # the agent's own machinery (its cells, their outputs, notes...) would echo every query
+        # back: left out unless asked for by kind (kind="*": every kind)
+        exclude = LOOP_KINDS if kind is None else ()
+        hits = self.log.search(query, k=k, session=session, kind=None if kind == "*" else kind, role=role,
+                               since=since, until=until, seq_range=seq_range, exclude_kinds=exclude)
         return [self._ev(h) for h in hits]
 
     def m_expand(self, lo, hi=None) -> dict | list[dict]:

@@ -26,6 +26,7 @@ class Filters:
     since: str | None = None
     until: str | None = None
     seq_range: tuple[int, int] | None = None
+    exclude_kinds: tuple[str, ...] = ()
 
 
 # What an event's document holds, by default (measured: scroll.bench.tune, issue 2):
@@ -72,6 +73,10 @@ def filter_mask(f: Filters, n: int, code_of: Callable[[str, str], int | None],
             if code is None:
                 return np.zeros(n, dtype=bool)
             both(column(field) == code)
+    if f.exclude_kinds:
+        codes = [c for c in (code_of("kind", k) for k in f.exclude_kinds) if c is not None]
+        if codes:
+            both(~np.isin(column("kind"), codes))
     if f.seq_range is not None:
         lo, hi = f.seq_range
         seqs = column("seqs")
