@@ -39,6 +39,18 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(p * len(xs)))]
 
 
+def cell_times(k, runs: int) -> list[float]:
+    """Seconds per logged `pass` cell, after 10 warm-up cells."""
+    for _ in range(10):
+        k.execute("pass")
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        k.execute("pass")
+        out.append(time.perf_counter() - t)
+    return out
+
+
 def versions() -> dict:
     return report.versions(extra=("ipykernel", "jupyter_client", "pyzmq"))
 
@@ -92,13 +104,7 @@ def main() -> None:
 
     with Kernel(log, "bench", sandbox=sandbox) as k:
         # 2. cell round trip
-        for _ in range(10):
-            k.execute("pass")
-        rt = []
-        for _ in range(a.runs):
-            t = time.perf_counter()
-            k.execute("pass")
-            rt.append(time.perf_counter() - t)
+        rt = cell_times(k, a.runs)
         raw = []
         for _ in range(a.runs):
             t = time.perf_counter()
@@ -109,13 +115,7 @@ def main() -> None:
     # the same on a fresh log, durability "full" (default) and "normal" (no fsync per append)
     for dur in ("full", "normal"):
         with EventLog(d / f"fresh-{dur}.db", durability=dur) as flog, Kernel(flog, "n", sandbox=sandbox) as k:
-            for _ in range(10):
-                k.execute("pass")
-            nt = []
-            for _ in range(a.runs):
-                t = time.perf_counter()
-                k.execute("pass")
-                nt.append(time.perf_counter() - t)
+            nt = cell_times(k, a.runs)
             res["cell_ms"][f"fresh_{dur}_p50"] = round(1e3 * pct(nt, .5), 2)
     t = time.perf_counter()
     for _ in range(50):

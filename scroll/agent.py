@@ -172,11 +172,9 @@ class Agent:
                 self.view.add_step(pending)
                 pending = None
             elif e.kind == "headline":
-                s = self.view.steps.pop(0)
-                assert s.lo == e.meta["lo"], "headline events out of step with the view"
-                s.headline = (e.meta["task"], e.meta["state"], e.meta["next"])
-                self.view.index.add(s.lo, s.hi, *s.headline)
-                self.view._render_index()
+                assert self.view.steps and self.view.steps[0].lo == e.meta["lo"], "headline events out of step with the view"
+                self.view.steps[0].headline = (e.meta["task"], e.meta["state"], e.meta["next"])
+                self.view.evict_oldest(derive=lambda s: s.headline)
         return steps_done
 
     def _safe_count(self, x) -> int:
@@ -253,8 +251,9 @@ class Agent:
                 error = r.error
                 exposure = exposure_text(shown, r.error, r.notice, answer)
                 last_seq = output_seq = r.seqs[-1]
-            self.view.add_step(Step(lo=reply_seq, hi=last_seq, reply=reply, exposure=exposure,
-                                    output_seq=output_seq, headline=extract_headline(reply)))
+            step = Step(lo=reply_seq, hi=last_seq, reply=reply, exposure=exposure,
+                        output_seq=output_seq, headline=extract_headline(reply))
+            self.view.add_step(step)
             evicted = self.view.fit(derive)
             for s in evicted:  # only leaves are logged; merges are rebuilt deterministically
                 task_h, state_h, next_h = s.headline
@@ -265,8 +264,7 @@ class Agent:
             rec = StepRecord(step=step_no, reply_seq=reply_seq, last_seq=last_seq, view_tokens=view_tokens,
                              prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
                              model_latency_s=completion.latency_s, overhead_s=overhead,
-                             exposure_chars=len(exposure), exposure_tokens=self.view.steps[-1].exposure_tokens
-                             if self.view.steps and self.view.steps[-1].lo == reply_seq else self._safe_count(exposure),
+                             exposure_chars=len(exposure), exposure_tokens=step.exposure_tokens,
                              prefix_reuse=reuse, evicted=len(evicted), had_code=code is not None, error=error)
             result.steps.append(rec)
             result.evictions += len(evicted)

@@ -119,7 +119,7 @@ class View:
         """Evict oldest steps while over the soft budget; guarantee the hard budget."""
         evicted: list[Step] = []
         while self.tokens() > self.soft_budget and len(self.steps) > 1:
-            evicted.append(self._evict_oldest(derive))
+            evicted.append(self.evict_oldest(derive))
         if self.tokens() > self.hard_budget and self.steps:
             # one step left and still too big: fold its exposure to what is left
             s = self.steps[-1]
@@ -127,7 +127,7 @@ class View:
             if room > 64:
                 self._fold(s, room)
             if self.tokens() > self.hard_budget:
-                evicted.append(self._evict_oldest(derive))
+                evicted.append(self.evict_oldest(derive))
         if self.tokens() > self.hard_budget:
             self._render_index(budget=max(32, self.hard_budget - (self.tokens() - self._index_tokens) - MSG_OVERHEAD))
         if self.tokens() > self.hard_budget:  # last resort: trim the task text itself
@@ -140,7 +140,8 @@ class View:
         assert self.tokens() <= self.hard_budget, (self.tokens(), self.hard_budget)
         return evicted
 
-    def _evict_oldest(self, derive: Callable[[Step], tuple[str, str, str]]) -> Step:
+    def evict_oldest(self, derive: Callable[[Step], tuple[str, str, str]]) -> Step:
+        """Move the oldest step from the view to the headline index (its own headline, else derived)."""
         s = self.steps.pop(0)
         s.headline = s.headline or derive(s)
         self.index.add(s.lo, s.hi, *s.headline)

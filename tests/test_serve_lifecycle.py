@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from serve import server
+from serve.check import group_pids
 from serve.presets import load_preset
 
 FAKE_OK = r'''
@@ -88,18 +89,6 @@ def _cfg(model, **kw):
     return load_preset("tiny", {"model": str(model), "backend": "cpu", "port": _free_port(), **kw})
 
 
-def _pids_in_group(pgid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            f = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(f[2]) == pgid and f[0] != "Z":
-            out.append(int(stat.parent.name))
-    return out
-
-
 def test_start_status_stop_kills_the_whole_group(tmp_path, model):
     fake = _script(tmp_path, "fake_ok.py", FAKE_OK)
     cfg = _cfg(model)
@@ -110,7 +99,7 @@ def test_start_status_stop_kills_the_whole_group(tmp_path, model):
     state = json.loads((run_dir / "server.json").read_text())
     assert state["pid"] == h.pid and state["url"] == h.url and state["argv"][0] == fake
     assert "fake vllm up" in (run_dir / "server.log").read_text()
-    assert len(_pids_in_group(h.pgid)) == 2  # server + worker
+    assert len(group_pids(h.pgid)) == 2  # server + worker
     env = json.loads((run_dir / "env.json").read_text())
     assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_CPU_KVCACHE_SPACE"] == "1"
     assert env["HOME"].startswith(str(run_dir))
@@ -123,7 +112,7 @@ def test_start_status_stop_kills_the_whole_group(tmp_path, model):
         server.start(cfg, run_root=root, python=fake)
 
     out = server.stop("tiny", run_root=root)
-    assert out["stopped"] and _pids_in_group(h.pgid) == []
+    assert out["stopped"] and group_pids(h.pgid) == []
     assert not (run_dir / "server.json").exists()
     assert not server.status("tiny", run_root=root)["running"]
     assert not server._tmp_link(run_dir).is_symlink()  # the short TMPDIR link is gone too
@@ -144,7 +133,7 @@ def test_cli_down_from_another_process(tmp_path, model):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["stopped"] is True
-    assert _pids_in_group(h.pgid) == []
+    assert group_pids(h.pgid) == []
     r = subprocess.run(cli + ["serve", "status", "tiny", "--run-root", str(root)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 3 and "stopped" in r.stdout
@@ -210,7 +199,7 @@ def test_cli_serve_with_runs_a_command_then_stops(tmp_path, model):
     rows = json.loads(r.stdout)["servers"]  # what the inner command saw: a healthy server
     assert rows[0]["healthy"] and rows[0]["port"] == port
     assert f"ready at http://127.0.0.1:{port}/v1" in r.stderr
-    assert _pids_in_group(rows[0]["pgid"]) == []  # stopped afterwards
+    assert group_pids(rows[0]["pgid"]) == []  # stopped afterwards
     assert not (root / "tiny" / "server.json").exists()
 
 
@@ -228,7 +217,7 @@ def test_cli_serve_up_foreground_stops_on_sigterm(tmp_path, model):
     assert info["ok"] and server.status("tiny", run_root=root)["healthy"]
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=60) == 0
-    assert _pids_in_group(info["pgid"]) == []
+    assert group_pids(info["pgid"]) == []
     assert not (root / "tiny" / "server.json").exists()
 
 
