@@ -3,20 +3,26 @@
 Every step is in the log before the next one starts: the model's reply (kind="message",
 role="assistant", with the view it saw in `meta`), the cell and its output (logged by the
 kernel: kind="code" / "output"), notes (kind="note": no code, backend errors, stop
-reason), headlines of evicted steps (kind="headline") and the answer (kind="final").
-The loop ends on `final(answer)`, the step limit, the token limit, repeated replies
+reason), headlines of evicted steps (kind="headline") and the answer (kind="final"), all
+with origin `agent` (the task too, unless the caller says it is history, as `scroll chat`
+does for the lines a user types). The loop ends on `final(answer)` (a call through the
+`ms` capability, never printed text), the step limit, the token limit, repeated replies
 without code, or a backend that keeps failing, and always says which (`reason`).
+
+Scope: the kernel's `ms` sees the sessions the run grants (`sessions=`: by default every
+session that holds history events; `ALL_SESSIONS` for the whole log) plus the agent's
+own session.
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .config import LoopConfig
-from .prompts import FINAL_PRELUDE, FINAL_SENTINEL, SYSTEM_PROMPT
+from .origin import Origin
+from .prompts import FINAL_PRELUDE, SYSTEM_PROMPT
 from .view import Step, View, approx_tokens, chatml, prefix_reuse
 
 NO_CODE = ("Your reply had no ```python code block, so nothing ran. Reply with exactly one ```python block "
@@ -37,20 +43,12 @@ def extract_headline(reply: str) -> tuple[str, str, str] | None:
     return (m.group(1), m.group(2), m.group(3)) if m else None
 
 
-def split_final(stdout: str) -> tuple[str, str | None]:
-    """Remove final() sentinel lines from an exposure; return (exposure, answer or None)."""
-    answer = None
-    kept = []
-    # split on "\n" only: str.splitlines() would also break at the sentinel's own \x1e
-    for line in stdout.split("\n"):
-        if line.startswith(FINAL_SENTINEL):
-            try:
-                answer = json.loads(line[len(FINAL_SENTINEL):])
-            except ValueError:
-                answer = line[len(FINAL_SENTINEL):].strip()
-        else:
-            kept.append(line)
-    return "\n".join(kept), answer
+ALL_SESSIONS = "*"  # Agent.run(sessions=ALL_SESSIONS): the whole log is in scope
+
+
+def history_sessions(log) -> list[str]:
+    """Every session that holds history-origin events: the default scope of a run."""
+    return [s["session"] for s in log.sessions(origins=frozenset({Origin.HISTORY.value}))]
 
 
 @dataclass
@@ -81,6 +79,8 @@ class RunResult:
     backend: dict = field(default_factory=dict)
     evictions: int = 0
     headlines: int = 0
+    error: str | None = None  # the backend's last error when reason == "backend_error"
+    sessions: list[str] | None = None  # the history sessions in scope (None: the whole log)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -96,6 +96,12 @@ class Agent:
         self.exact = bool(getattr(llm, "token_counter_exact", False))
         self._kernel = kernel
         self.view: View | None = None
+        from .capability import Capability
+
+        # the one `ms` of this agent's kernel (a given kernel brings its own); each run sets its scope
+        self.capability = getattr(kernel, "capability", None) or Capability(
+            log, sessions=(), own_session=session,
+            headlines=lambda: [h.to_dict() for h in self.view.index.entries()] if self.view else [])
 
     def _kernel_for_session(self):
         if self._kernel is None:
@@ -105,7 +111,7 @@ class Agent:
                 self.log, self.session, memory_limit=self.cfg.memory_limit,
                 max_output_chars=self.cfg.max_output_chars, timeout=self.cfg.cell_timeout,
                 sandbox=True if self.cfg.sandbox else "off", prelude=FINAL_PRELUDE,
-                headlines=lambda: [h.to_dict() for h in self.view.index.entries()] if self.view else [],
+                capability=self.capability,
             )
         return self._kernel
 
@@ -129,8 +135,11 @@ class Agent:
             return task, f"ran `{first_code[:80]}` -> {first_out[:100]}", "continue from the latest step"
         return derive
 
+    def _append(self, role: str, kind: str, text: str, meta: dict | None = None, origin: Origin = Origin.AGENT) -> int:
+        return self.log.append(session=self.session, role=role, kind=kind, text=text, meta=meta, origin=origin)
+
     def _note(self, text: str, **meta: Any) -> int:
-        return self.log.append(session=self.session, role="scroll", kind="note", text=text, meta=meta)
+        return self._append("scroll", "note", text, meta)
 
     def _call_model(self, messages):
         from .llm import LLMError
@@ -162,9 +171,8 @@ class Agent:
                 pending = Step(lo=e.seq, hi=e.seq, reply=e.text, exposure="", headline=extract_headline(e.text))
                 steps_done += 1
             elif pending is not None and e.kind == "output":
-                shown, answer = split_final(e.text)
                 pending.hi, pending.output_seq = e.seq, e.seq
-                pending.exposure = exposure_text(shown, e.meta.get("error"), e.meta.get("notice"), answer)
+                pending.exposure = exposure_text(e.text, e.meta.get("error"), e.meta.get("notice"), e.meta.get("final"))
                 self.view.add_step(pending)
                 pending = None
             elif pending is not None and e.kind == "note" and e.meta.get("reason") == "no_code":
@@ -190,9 +198,27 @@ class Agent:
             return approx_tokens(x)
 
     # --------------------------------------------------------------------- loop
-    def run(self, task: str | None = None, meta: dict | None = None, *, resume: bool = False) -> RunResult:
-        """Run one task to its end. `resume=True` continues the session's unfinished task
-        from the log (after a crash): the view is rebuilt and the kernel replays its cells."""
+    def _scope(self, sessions: Iterable[str] | str | None) -> list[str] | None:
+        if sessions == ALL_SESSIONS:
+            return None
+        if sessions is None:
+            return history_sessions(self.log)
+        if isinstance(sessions, str):
+            raise TypeError("sessions must be a list of session names, None or ALL_SESSIONS")
+        return list(sessions)
+
+    def run(self, task: str | None = None, meta: dict | None = None, *,
+            sessions: Iterable[str] | str | None = None, task_origin: Origin | str = Origin.AGENT,
+            resume: bool = False) -> RunResult:
+        """Run one task to its end.
+
+        `sessions`: the history the kernel's `ms` may read (default: every session holding
+        history events; `ALL_SESSIONS`: the whole log); the agent's own session is always in
+        scope. `task_origin`: AGENT for a question put to the agent (a benchmark's), HISTORY
+        for a line a user types (it is part of the conversation). `meta` is logged with the
+        task and readable by the agent: never put labels in it. `resume=True` continues the
+        session's unfinished task from the log (after a crash): the view is rebuilt and the
+        kernel replays its cells."""
         cfg = self.cfg
         backend = self.llm.describe() if hasattr(self.llm, "describe") else {"backend": type(self.llm).__name__}
         opened = self._open_task() if resume else None
@@ -200,19 +226,23 @@ class Agent:
             raise ValueError(f"session {self.session!r} has no unfinished task to resume")
         if opened is not None:
             task = opened[0].text
+            granted = opened[0].meta.get("sessions")
         elif task is None:
             raise ValueError("run() needs a task")
         else:
-            self.log.append(session=self.session, role="user", kind="task", text=task,
-                            meta={**(meta or {}), "backend": backend, "config": cfg.to_dict(),
-                                  "token_counter": "exact" if self.exact else "approximate"})
+            granted = self._scope(sessions)
+            self._append("user", "task", task,
+                         {**(meta or {}), "backend": backend, "config": cfg.to_dict(), "sessions": granted,
+                          "token_counter": "exact" if self.exact else "approximate"},
+                         origin=Origin.parse(task_origin))
+        self.capability.set_scope(granted)
         self.view = View(system=SYSTEM_PROMPT, task=task, count=self._safe_count, exact=self.exact,
                          soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget)
         self.view.index.tier_cap = cfg.tier_cap
         done = self._rebuild_view(opened[1]) if opened is not None else 0
         kernel = self._kernel_for_session()
         derive = self._derive_headline(task)
-        result = RunResult(self.session, task, None, "max_steps", backend=backend)
+        result = RunResult(self.session, task, None, "max_steps", backend=backend, sessions=granted)
         used_tokens, strikes, prev_prompt = 0, 0, ""
         for step_no in range(done + 1, cfg.max_steps + 1):
             t0 = time.perf_counter()
@@ -224,15 +254,15 @@ class Agent:
             t_view = time.perf_counter() - t0
             completion, err = self._call_model(messages)
             if completion is None:
-                result.reason = "backend_error"
+                result.reason, result.error = "backend_error", str(err)
                 self._note(f"stopping: the model backend kept failing: {err}", reason="backend_error")
                 break
             t1 = time.perf_counter()
             reply = completion.text or ""
             used_tokens += (completion.prompt_tokens or view_tokens) + (completion.completion_tokens or self._safe_count(reply))
-            reply_seq = self.log.append(
-                session=self.session, role="assistant", kind="message", text=reply,
-                meta={"step": step_no, "backend": completion.backend, "model": completion.model,
+            reply_seq = self._append(
+                "assistant", "message", reply,
+                {"step": step_no, "backend": completion.backend, "model": completion.model,
                       "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
                       "latency_s": round(completion.latency_s, 4), "finish_reason": completion.finish_reason,
                       "view": {"tokens": view_tokens, "steps": [[s.lo, s.hi] for s in self.view.steps],
@@ -247,9 +277,8 @@ class Agent:
             else:
                 strikes = 0
                 r = kernel.execute(code, timeout=cfg.cell_timeout)
-                shown, answer = split_final(r.stdout)
-                error = r.error
-                exposure = exposure_text(shown, r.error, r.notice, answer)
+                answer, error = r.final, r.error
+                exposure = exposure_text(r.stdout, r.error, r.notice, answer)
                 last_seq = output_seq = r.seqs[-1]
             step = Step(lo=reply_seq, hi=last_seq, reply=reply, exposure=exposure,
                         output_seq=output_seq, headline=extract_headline(reply))
@@ -257,9 +286,9 @@ class Agent:
             evicted = self.view.fit(derive)
             for s in evicted:  # only leaves are logged; merges are rebuilt deterministically
                 task_h, state_h, next_h = s.headline
-                self.log.append(session=self.session, role="scroll", kind="headline",
-                                text=f"[{s.lo}..{s.hi}] task: {task_h} | state: {state_h} | next: {next_h}",
-                                meta={"lo": s.lo, "hi": s.hi, "task": task_h, "state": state_h, "next": next_h})
+                self._append("scroll", "headline",
+                             f"[{s.lo}..{s.hi}] task: {task_h} | state: {state_h} | next: {next_h}",
+                             {"lo": s.lo, "hi": s.hi, "task": task_h, "state": state_h, "next": next_h})
             overhead = t_view + (time.perf_counter() - t1)
             rec = StepRecord(step=step_no, reply_seq=reply_seq, last_seq=last_seq, view_tokens=view_tokens,
                              prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
@@ -280,8 +309,8 @@ class Agent:
                 result.reason = "max_tokens"
                 break
         result.headlines = len(self.view.index)
-        self.log.append(session=self.session, role="assistant", kind="final", text=result.answer or "",
-                        meta={"reason": result.reason, "steps": len(result.steps), "answered": result.answer is not None})
+        self._append("assistant", "final", result.answer or "",
+                     {"reason": result.reason, "steps": len(result.steps), "answered": result.answer is not None})
         return result
 
 

@@ -107,11 +107,9 @@ class Capability:
     def __init__(self, log: Any, *, sessions: Iterable[str] | None = None, own_session: str | None = None,
                  headlines: Callable[[], list] | None = None, budgets: Budgets | None = None):
         self.log = log
-        granted = None if sessions is None else frozenset(sessions)
-        if granted is not None and own_session is not None:
-            granted = granted | {own_session}
-        self.sessions_scope: frozenset[str] | None = granted
         self.own_session = own_session
+        self.sessions_scope: frozenset[str] | None = None
+        self.set_scope(sessions)
         self.headlines_fn = headlines
         self.budgets = budgets or Budgets()
         self._deadline: float | None = None
@@ -119,6 +117,13 @@ class Capability:
         self._final: str | None = None
         self.host_seconds = 0.0  # time spent answering since begin_cell
         self.calls = 0
+
+    def set_scope(self, sessions: Iterable[str] | None) -> None:
+        """Grant these sessions (None: the whole log); the own session stays in scope."""
+        granted = None if sessions is None else frozenset(sessions)
+        if granted is not None and self.own_session is not None:
+            granted = granted | {self.own_session}
+        self.sessions_scope = granted
 
     # ---- cell lifecycle (the kernel calls these around each cell) -----------------------
     def begin_cell(self, deadline: float | None, *, replay: bool = False) -> None:
@@ -131,6 +136,10 @@ class Capability:
         """The answer `final()` submitted during the cell, if any; closes the cell's budget."""
         answer, self._final, self._deadline = self._final, None, None
         return answer
+
+    def send_budget(self) -> float | None:
+        """Seconds a reply may wait for a client that is slow to read it (None: no cell running)."""
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
     # ---- the wire entry point ------------------------------------------------------------
     def handle(self, req: Any) -> dict:
@@ -272,21 +281,17 @@ class Capability:
         return {"events": out, "next": nxt}
 
     def payload(self, handle, offset=0, length=None) -> dict:
-        """A chunk of a payload: {"text"|"b64", "offset", "total", "next"}; at most one reply's bytes."""
+        """A chunk of a payload's bytes: {"b64", "offset", "total", "next"}; `next` is None at the end."""
         if not isinstance(handle, str) or len(handle) > 200:
             raise CapabilityError("handle must be a payload handle string")
         offset = _int(offset, "offset", 0, 2**63 - 1)
-        cap = self.budgets.reply_bytes // 2  # base64 / JSON escaping head-room
+        cap = self.budgets.reply_bytes * 3 // 4  # base64 grows it by 4/3
         length = cap if length is None else _int(length, "length", 1, cap)
         total = self.log.payloads.size(handle)
         data = self.log.payloads.read(handle, offset, length)
         end = offset + len(data)
-        out: dict = {"offset": offset, "total": total, "next": end if end < total else None}
-        try:
-            out["text"] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            out["b64"] = base64.b64encode(data).decode("ascii")
-        return out
+        return {"b64": base64.b64encode(data).decode("ascii"), "offset": offset, "total": total,
+                "next": end if end < total else None}
 
     def recent(self, n=10, session=None, origin="history") -> list[dict]:
         n = _int(n, "n", 0, self.budgets.max_recent)

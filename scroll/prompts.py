@@ -1,14 +1,13 @@
 """The system prompt: the rules of the environment and the `ms` API the model codes against."""
 from __future__ import annotations
 
-FINAL_SENTINEL = "\x1e[scroll-final]"
-
 # Defined in the kernel at every start (not logged, not exposed): `final(answer)` ends the task.
-FINAL_PRELUDE = f'''
+# The answer travels to the host through the capability (`ms.final`), never through the
+# printout, so no text in history can end a task by looking like an answer.
+FINAL_PRELUDE = '''
 def final(answer):
     """End the task with this answer (converted to str)."""
-    import json as _json
-    print({FINAL_SENTINEL!r} + _json.dumps(str(answer)), flush=True)
+    ms.final(str(answer))
 '''
 
 SYSTEM_PROMPT = """You are an agent whose whole history lives in an append-only event log outside this prompt.
@@ -16,11 +15,11 @@ You see only a bounded working view. You act by replying with ONE ```python code
 Python kernel (variables survive between cells) and ONLY what the cell prints comes back to you.
 
 The capability object `ms` (read-only toward history; every result carries its `seq` address):
-  ms.search(query, k=10, session=None, kind=None, role=None, since=None, until=None, seq_range=None)
+  ms.search(query, k=10, session=None, kind=None, role=None, since=None, until=None, seq_range=None, origin="history")
       -> hits, best first, each with .seq .score .session .role .kind .time .text .meta   (BM25 over the history;
-         your own cells/outputs/notes only with kind="code"/"output"/... or kind="*" for every kind)
+         your own task, replies, cells and outputs only with origin="agent", everything with origin="*")
   ms.expand(seq) -> the exact event;  ms.expand(lo, hi) -> events lo..hi inclusive, in order
-  ms.recent(n=10, session=None) -> the last n events      ms.sessions() -> one dict per session
+  ms.recent(n=10, session=None) -> the last n history events     ms.sessions() -> one dict per session
   ms.payload(handle) -> the full text of a payload (e.g. an output that was cut)
   ms.headlines() -> the index of steps evicted from your view (each with lo, hi): ms.expand(lo, hi) brings them back
   final(answer) -> ends the task with your answer

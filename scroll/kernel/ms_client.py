@@ -3,14 +3,16 @@
 `ms` is a thin client of the host-side service (scroll.kernel.service) over a unix socket:
 
     ms.search(query, k=10, session=None, kind=None, role=None, since=None, until=None,
-              seq_range=None) -> list[Record]   # Record has .seq .score .session .role
-                                                # .kind .time .text .meta .payload .tokens
-    ms.expand(seq) -> Record;  ms.expand(lo, hi) -> list[Record]   (inclusive)
+              seq_range=None, origin="history") -> list[Record]
+              # Record has .seq .score .session .role .kind .origin .time .text .meta .payload .tokens
+    ms.expand(seq) -> Record;  ms.expand(lo, hi) -> list[Record]   (inclusive, in scope)
     ms.payload(handle) -> str (or bytes when not UTF-8)
-    ms.recent(n=10, session=None); ms.sessions() -> list[dict]; ms.headlines() -> list
+    ms.recent(n=10, session=None, origin="history"); ms.sessions() -> list[dict]
+    ms.headlines() -> list;  ms.final(answer) -> submits the task's answer
 
 Large event texts are loaded lazily: `Record.text` fetches them through the payload handle
-on first access. Everything is read-only; the service has no write method.
+on first access. Large ranges and payloads arrive in pages (the host caps each reply's
+bytes). Everything is read-only toward history; what may be read is decided on the host.
 """
 import base64 as _b64
 import json as _json
@@ -18,7 +20,7 @@ import socket as _socket
 import sys as _sys
 import threading as _threading
 
-_FIELDS = ("seq", "score", "session", "role", "kind", "time", "meta", "payload", "tokens")
+_FIELDS = ("seq", "score", "session", "role", "kind", "origin", "time", "meta", "payload", "tokens")
 
 
 class MsError(RuntimeError):
@@ -96,22 +98,36 @@ class Ms:
         return rep["result"]
 
     def search(self, query, k=10, session=None, kind=None, role=None, since=None, until=None,
-               seq_range=None):
+               seq_range=None, origin="history"):
         sr = list(seq_range) if seq_range is not None else None
         res = self._call("search", query=query, k=k, session=session, kind=kind, role=role,
-                         since=since, until=until, seq_range=sr)
+                         since=since, until=until, seq_range=sr, origin=origin)
         return [Record(d, self) for d in res]
 
     def expand(self, lo, hi=None):
-        res = self._call("expand", lo=lo, hi=hi)
-        return Record(res, self) if hi is None else [Record(d, self) for d in res]
+        if hi is None:
+            return Record(self._call("expand", lo=lo)["event"], self)
+        out, nxt = [], lo
+        while nxt is not None:
+            page = self._call("expand", lo=nxt, hi=hi)
+            out.extend(Record(d, self) for d in page["events"])
+            nxt = page["next"]
+        return out
 
     def payload(self, handle):
-        res = self._call("payload", handle=handle)
-        return res["text"] if "text" in res else _b64.b64decode(res["b64"])
+        parts, offset = [], 0
+        while offset is not None:
+            chunk = self._call("payload", handle=handle, offset=offset)
+            parts.append(_b64.b64decode(chunk["b64"]))
+            offset = chunk["next"]
+        data = b"".join(parts)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
 
-    def recent(self, n=10, session=None):
-        return [Record(d, self) for d in self._call("recent", n=n, session=session)]
+    def recent(self, n=10, session=None, origin="history"):
+        return [Record(d, self) for d in self._call("recent", n=n, session=session, origin=origin)]
 
     def sessions(self):
         return self._call("sessions")
@@ -119,8 +135,12 @@ class Ms:
     def headlines(self):
         return self._call("headlines")
 
+    def final(self, answer):
+        """Submit the task's answer (it goes to the host, not to the printout)."""
+        self._call("final", answer=str(answer))
+
     def __repr__(self):
-        return "<ms: search expand payload recent sessions headlines>"
+        return "<ms: search expand payload recent sessions headlines final>"
 
 
 def chunk_streams(limit=1 << 20):

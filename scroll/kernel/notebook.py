@@ -23,7 +23,7 @@ from typing import Any
 import scroll
 
 from .kernel import MS_CLIENT_SOURCE
-from .service import MsHandler, serve_in_thread
+from .service import serve_in_thread
 
 _SERVED: list = []  # keep services (and their logs) alive for the notebook's lifetime
 
@@ -41,13 +41,14 @@ def connect_ms(db: str | os.PathLike, headlines=None) -> Any:
     """Serve the log at `db` read-only in a thread of this process; return an `ms` client."""
     import warnings
 
+    from scroll.capability import Capability
     from scroll.events import EventLog
 
     # bm25s pulls tqdm.auto, which warns in notebooks without ipywidgets
     warnings.filterwarnings("ignore", message="IProgress not found")
     d = tempfile.mkdtemp(prefix="scroll-ms-")
     path = os.path.join(d, "ms.sock")
-    thread, stop = serve_in_thread(path, lambda: MsHandler(EventLog(db), headlines))
+    thread, stop = serve_in_thread(path, lambda: Capability(EventLog(db, readonly=True), headlines=headlines))
     _SERVED.append((thread, stop))
     return ms_client_module().Ms(path)
 

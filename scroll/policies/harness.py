@@ -4,9 +4,9 @@
     ep = run_episode(ReferencePolicy(), log, tasks[0].question)
     ep.answer, ep.exposure_tokens, ep.steps
 
-`SimKernel` exec()s cells in one persistent namespace where `ms` is a thin adapter over
-the EventLog (search / expand / recent / sessions / payload, the same objects) and
-`final(answer)` prints the loop's final sentinel (scroll.prompts) and records the answer.
+`SimKernel` exec()s cells in one persistent namespace where `ms` is the kernel's own client
+answered in-process by a `scroll.capability.Capability` (the same scopes and budgets as
+the sandboxed kernel) and `final(answer)` is the loop's prelude (a call through `ms`).
 Only printed output comes back, capped like the real kernel's. It is NOT a sandbox: use
 it for the reference policy in tests and CPU demos, never for model-written code. Its
 `execute` returns the real kernel's ExecResult shape, so `scroll.agent.Agent(kernel=...)`
@@ -23,41 +23,27 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from scroll.agent import split_final  # the loop's own parser
-
-try:
-    from scroll.prompts import FINAL_SENTINEL
-except ImportError:  # pragma: no cover
-    FINAL_SENTINEL = "\x1e[scroll-final]"
+from scroll.capability import Capability
+from scroll.kernel.ms_client import Ms
+from scroll.origin import Origin
+from scroll.prompts import FINAL_PRELUDE
 
 
-class MsAdapter:
-    """`ms` over an EventLog, read-only (the same methods the kernel's `ms` has)."""
+class LocalMs(Ms):
+    """The kernel's own `ms` client class, answered in-process by a Capability (no socket):
+    the same methods, results and rules as in the sandboxed kernel."""
 
-    def __init__(self, log):
-        self._log = log
+    def __init__(self, capability: Capability):
+        super().__init__(path=None)
+        self._cap = capability
 
-    def search(self, query, k=10, session=None, kind=None, role=None, since=None, until=None, seq_range=None):
-        return self._log.search(query, k=k, session=session, kind=kind, role=role, since=since, until=until,
-                                seq_range=seq_range)
+    def _call(self, method, **params):
+        from scroll.kernel.ms_client import MsError
 
-    def expand(self, lo, hi=None):
-        return self._log.expand(lo, hi)
-
-    def recent(self, n=10, session=None):
-        return self._log.recent(n, session=session)
-
-    def sessions(self):
-        return self._log.sessions()
-
-    def payload(self, handle):
-        return self._log.payloads.open_text(handle)
-
-    def headlines(self):
-        return []
-
-    def __repr__(self):
-        return "<ms (sim): search expand payload recent sessions headlines>"
+        rep = self._cap.handle({"id": 0, "method": method, "params": params})
+        if not rep.get("ok"):
+            raise MsError(rep.get("error"))
+        return json.loads(json.dumps(rep["result"]))  # the same JSON round trip as the socket
 
 
 @dataclass
@@ -69,46 +55,53 @@ class SimResult:
     seqs: list[int] = field(default_factory=list)
     handle: str | None = None
     truncated: bool = False
+    final: str | None = None
 
 
 class SimKernel:
     """Persistent exec() namespace with `ms` and `final` (see the module docstring)."""
 
     def __init__(self, log, session: str = "sim", *, max_output_chars: int = 20_000, record: bool = True,
-                 fail_first: int = 0):
+                 fail_first: int = 0, sessions=None, capability: Capability | None = None):
         self.log, self.session, self.max_output_chars, self.record = log, session, max_output_chars, record
         self.answer: str | None = None
         self.cells: list[str] = []
         self._fail_first = fail_first  # tests: make the first N cells' ms.search raise
+        self.capability = capability or Capability(log, sessions=sessions, own_session=session)
         self.ns: dict[str, Any] = {"__name__": "__sim__"}
-        self.ns["ms"] = _FlakyMs(MsAdapter(log), self) if fail_first else MsAdapter(log)
-        self.ns["final"] = self._final
-
-    def _final(self, answer):
-        self.answer = str(answer)
-        print(FINAL_SENTINEL + json.dumps(str(answer)), flush=True)
+        ms = LocalMs(self.capability)
+        self.ns["ms"] = _FlakyMs(ms, self) if fail_first else ms
+        self.capability.begin_cell(None, replay=True)
+        exec(compile(FINAL_PRELUDE, "<prelude>", "exec"), self.ns)
+        self.capability.end_cell()
 
     def execute(self, code: str, timeout: float = 30) -> SimResult:
         self.cells.append(code)
         seqs = []
         if self.record:
-            seqs.append(self.log.append(session=self.session, role="assistant", kind="code", text=code))
+            seqs.append(self.log.append(session=self.session, role="assistant", kind="code", text=code,
+                                        origin=Origin.AGENT))
         buf = io.StringIO()
         error = None
+        self.capability.begin_cell(time.monotonic() + timeout)
         with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
             try:
                 exec(compile(code, f"<cell {len(self.cells)}>", "exec"), self.ns)
             except BaseException as e:  # noqa: BLE001 - report any failure, like a kernel
                 tb = traceback.format_exception(type(e), e, e.__traceback__)
                 error = "".join(tb[-3:]).strip()
+        answer = self.capability.end_cell()
+        if answer is not None:
+            self.answer = answer
         out = buf.getvalue()
         truncated = len(out) > self.max_output_chars
         if truncated:
             out = out[: self.max_output_chars] + f"\n[output cut at {self.max_output_chars} characters]\n"
         if self.record:
             seqs.append(self.log.append(session=self.session, role="kernel", kind="output", text=out,
-                                        meta={"error": error, "truncated": truncated, "sandbox": "sim"}))
-        return SimResult(stdout=out, error=error, seqs=seqs, truncated=truncated)
+                                        meta={"error": error, "truncated": truncated, "sandbox": "sim",
+                                              "final": answer}, origin=Origin.AGENT))
+        return SimResult(stdout=out, error=error, seqs=seqs, truncated=truncated, final=answer)
 
     def close(self) -> None:
         pass
@@ -143,13 +136,13 @@ class Episode:
         return dict(self.__dict__)
 
 
-def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, max_steps: int = 8,
+def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, max_steps: int = 8, sessions=None,
                 system: str = "You write Python against `ms`; only printed output comes back.") -> Episode:
     """Drive `policy` on one question: the loop's message layout, exposures fed back."""
     from scroll.events import estimate_tokens
     from scroll.policies.reference import extract_code
 
-    kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}")
+    kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}", sessions=sessions)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": f"Task: {question}"}]
     replies, exposures = [], []
     t0 = time.perf_counter()
@@ -165,8 +158,8 @@ def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, 
             exposures.append(exposure)
             break
         r = kernel.execute(code)
-        shown, answer = split_final(r.stdout)
-        exposure = shown.rstrip("\n") if shown.strip() else "(the cell printed nothing)"
+        answer = r.final
+        exposure = r.stdout.rstrip("\n") if r.stdout.strip() else "(the cell printed nothing)"
         if r.error:
             exposure += f"\nError: {r.error}"
         exposures.append(exposure)

@@ -33,11 +33,19 @@ def user_turns(events):
 SEARCH = '''{helpers}
 # LOCATE: every user turn that shares a term with the query (page until the hits run out)
 Q, KEY = {query!r}, {key!r}
-k = 200
-raw = ms.search(Q, k=k, role="user")
-while len(raw) >= k and k < 50000:
-    k *= 4
-    raw = ms.search(Q, k=k, role="user")
+CAP = 1000  # ms.search's k limit: past it, page over seq windows
+raw = ms.search(Q, k=CAP, role="user")
+if len(raw) >= CAP:
+    last, raw, lo = ms.recent(1)[0].seq, [], 1
+    span = max(1, last // 4)
+    while lo <= last:
+        hi = min(last, lo + span - 1)
+        page = ms.search(Q, k=CAP, role="user", seq_range=[lo, hi])
+        if len(page) >= CAP and span > 1:
+            span //= 2
+            continue
+        raw += page
+        lo = hi + 1
 hits = user_turns(raw)
 print(f"{{len(hits)}} user turns match {{Q!r}}; best {{min(5, len(hits))}}:")
 for h in hits[:5]:

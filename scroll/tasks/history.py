@@ -115,23 +115,29 @@ def build_demo_log(path, seed: int = 0, target_tokens: int = 200_000, families: 
                    durability: str = "normal"):
     """Generate the history and append it to a NEW EventLog at `path` -> (EventLog, tasks).
 
-    If `path` already holds exactly this generated history (same parameters and digest,
-    recorded in the first event's meta), it is reused as is; any other non-empty log is
-    refused (FileExistsError) rather than mixed with generated events.
+    The events carry no labels: the generator's parameters, the tasks (answers, evidence
+    seqs) and the stamp that identifies this history live in the label sidecar
+    (scroll.labels, key "generated"), which `ms` never reads. If `path` already holds
+    exactly this generated history (same stamp in its sidecar), it is reused as is; any
+    other non-empty log is refused (FileExistsError) rather than mixed with generated events.
     """
     from ..events import EventLog
+    from ..labels import LabelStore
+    from ..origin import Origin
 
     h = build_history(seed=seed, target_tokens=target_tokens, families=families)
     stamp = dict(h.params, digest=h.digest(), events=len(h.rows))
     log = EventLog(path, durability=durability)
+    labels = LabelStore(log.path)
     try:
         if log.max_seq() == 0:
-            rows = [dict(r) for r in h.rows]
-            rows[0] = dict(rows[0], meta=dict(rows[0]["meta"], generated=stamp))
-            seqs = log.append_many(rows)
+            seqs = log.append_many([dict(r, origin=Origin.HISTORY) for r in h.rows])
+            for task in h.tasks:
+                task.evidence_seqs = [seqs[i] for i in task.evidence_idx]
+            labels.put("generated", {"stamp": stamp, "tasks": [t.to_dict() for t in h.tasks]})
         else:
-            first = log.expand(1) if log.max_seq() >= 1 else None
-            if first is None or first.meta.get("generated") != stamp:
+            known = labels.get("generated")
+            if not isinstance(known, dict) or known.get("stamp") != stamp:
                 raise FileExistsError(f"{path} already holds other events; use a new path")
             seqs = list(range(1, len(h.rows) + 1))
     except BaseException:
@@ -140,4 +146,3 @@ def build_demo_log(path, seed: int = 0, target_tokens: int = 200_000, families: 
     for task in h.tasks:
         task.evidence_seqs = [seqs[i] for i in task.evidence_idx]
     return log, h.tasks
-
