@@ -116,6 +116,7 @@ class Capability:
         self._replay = False
         self._final: str | None = None
         self.host_seconds = 0.0  # time spent answering since begin_cell
+        self.epoch = 0
         self.calls = 0
 
     def set_scope(self, sessions: Iterable[str] | None) -> None:
@@ -131,6 +132,7 @@ class Capability:
         are ignored."""
         self._deadline, self._replay, self._final = deadline, replay, None
         self.host_seconds, self.calls = 0.0, 0
+        self.epoch += 1  # connections from earlier cells are dropped by the socket service
 
     def end_cell(self) -> str | None:
         """The answer `final()` submitted during the cell, if any; closes the cell's budget."""

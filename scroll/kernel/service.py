@@ -7,8 +7,11 @@ budgets, no write method). This module only moves bytes, with its own bounds.
 
 Robustness against hostile clients: lines above MAX_REQUEST bytes are refused and the
 connection closed; malformed JSON, wrong types, unknown methods and failing calls get an
-error reply; at most MAX_CONNS clients at once; replies are sent with a send timeout, a
-client that stops reading is dropped. No exception escapes into the host.
+error reply; at most MAX_CONNS clients at once; a reply waits for a slow reader at most
+until the handler's deadline (`send_budget()`, the cell's), then the client is dropped;
+a client that connected during an earlier cell (the handler's `epoch`) is dropped when it
+speaks again, so a backlog queued by one cell is never worked off in the next. No
+exception escapes into the host.
 
 `MsSocketServer` is pumped by its owner: `fds()` + `on_ready(fd)` plug into the kernel's
 wait loop (scroll.kernel.process), so EventLog is only touched on the caller's thread.
@@ -36,9 +39,10 @@ class Handler(Protocol):
 
 
 class _Conn:
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: socket.socket, epoch: int):
         self.sock = sock
         self.buf = bytearray()
+        self.epoch = epoch  # the handler's epoch (its cell) when this client connected
 
 
 class MsSocketServer:
@@ -85,7 +89,10 @@ class MsSocketServer:
                 s.close()
                 continue
             s.setblocking(False)
-            self.conns[s.fileno()] = _Conn(s)
+            self.conns[s.fileno()] = _Conn(s, self._epoch())
+
+    def _epoch(self) -> int:
+        return getattr(self.handler, "epoch", 0)
 
     def _drop(self, c: _Conn) -> None:
         self.conns.pop(c.sock.fileno(), None)
@@ -95,6 +102,10 @@ class MsSocketServer:
             pass
 
     def _read(self, c: _Conn) -> None:
+        if c.epoch != self._epoch():
+            # connected during an earlier cell: whatever it still sends (a backlog queued by a
+            # hostile cell) is not answered in this one; an honest client reconnects and retries
+            return self._drop(c)
         try:
             data = c.sock.recv(1 << 16)
         except (BlockingIOError, InterruptedError):
