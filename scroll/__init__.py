@@ -15,6 +15,9 @@ _LAZY = {
     "Handle": ("scroll.payloads", "Handle"),
     "SearchIndex": ("scroll.search", "SearchIndex"),
     "Kernel": ("scroll.kernel", "Kernel"),
+    "Capability": ("scroll.capability", "Capability"),
+    "Origin": ("scroll.origin", "Origin"),
+    "LabelStore": ("scroll.labels", "LabelStore"),
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
