@@ -1,18 +1,28 @@
 """The append-only event log: the source of truth for everything a session did.
 
-SQLite in WAL mode. Every event gets a `seq` (strictly increasing, never reused:
-AUTOINCREMENT), a session, a time (a string stored verbatim; ISO 8601 recommended,
-the current UTC time when not given), a kind and a role (free strings), the text,
-a JSON `meta` object, an optional payload handle, and a token estimate.
+SQLite in WAL mode. Every event gets a `seq` (strictly increasing, never reused), a
+session, a time (a string stored verbatim; ISO 8601 recommended, the current UTC time
+when not given), a kind and a role (free strings), its `origin` (who wrote it:
+scroll.origin.Origin, stated by the writer), the text, a JSON `meta` object, an optional
+payload handle, a token estimate, and a link in a SHA-256 hash chain (see migrations.py).
 
-* Append-only is enforced by the database: triggers abort UPDATE and DELETE on
-  `events` from any connection (see migrations.py).
-* An append is committed (its own transaction) before `append` returns. The default
-  `durability="full"` (WAL + synchronous=FULL) fsyncs every commit, so it survives a
-  killed process and a power loss (~0.6 ms an append here); `durability="normal"`
-  survives a killed process but may lose the last commits on power loss.
+* Append-only is enforced by the database: triggers abort UPDATE and DELETE, an INSERT
+  (or INSERT OR REPLACE) at or below the highest seq, and a row that does not extend the
+  hash chain, from any connection. Every open checks those triggers are intact; a log
+  whose schema was tampered with opens read-only, and `verify()` names the first
+  rewritten row.
+* An append computes its seq and chain link inside `BEGIN IMMEDIATE`, so concurrent
+  writers (threads or processes) keep one valid chain; it is committed before `append`
+  returns. `durability="full"` (WAL + synchronous=FULL) fsyncs every commit, so it
+  survives a killed process and a power loss; `"normal"` may lose the last commits on
+  power loss. A failure of the search index after the commit is logged, never raised
+  (the seq is committed: a caller that saw an exception would append it twice).
 * Texts longer than `inline_max` characters go whole into the payload store; the row
   keeps a preview and the handle, and `Event.text` always returns the full text.
+* `EventLog(path, readonly=True)` never creates, migrates or writes anything: not the
+  database, not its -wal/-shm, not the index directory. A WAL log with no -wal file (no
+  live writer) is opened `immutable` (a snapshot: reopen to see later appends).
+  A v1 log (before origins and the chain) always opens read-only: `scroll migrate`.
 * `search` goes through the BM25 `SearchIndex` in `<db>.index/`, which catches up from
   the log's highest seq before every query, so an event is searchable as soon as its
   append has returned, whichever process appended it.
@@ -20,19 +30,31 @@ a JSON `meta` object, an optional payload handle, and a token estimate.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import sqlite3
 import threading
+import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from . import migrations
+from .origin import Origin
 from .payloads import Handle, PayloadError, PayloadStore
+
+logger = logging.getLogger(__name__)
 
 INLINE_MAX = 64 * 1024  # characters kept in the row; longer texts go to the payload store
 PREVIEW_CHARS = 2000
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_BATCH = 256  # rows per fetch when streaming
+
+
+class LogError(ValueError):
+    """The file is not a log this code may open that way (missing, foreign, newer,
+    tampered, read-only), or a write to a read-only log. The message is one line."""
 
 
 def utc_now() -> str:
@@ -45,13 +67,15 @@ def estimate_tokens(text: str) -> int:
 
 
 class Event:
-    """One logged event. `text` is always the full text (loaded lazily from a payload)."""
+    """One logged event. `text` is always the full text (loaded lazily from a payload).
+    `origin` is an Origin (None only for a v1 log, which predates origins)."""
 
-    __slots__ = ("seq", "session", "time", "kind", "role", "meta", "payload", "tokens", "_text", "_store")
+    __slots__ = ("seq", "session", "time", "kind", "role", "meta", "payload", "tokens", "origin", "_text", "_store")
 
-    def __init__(self, seq, session, time, kind, role, text, meta, payload, tokens, store=None):
+    def __init__(self, seq, session, time, kind, role, text, meta, payload, tokens, store=None, origin=None):
         self.seq, self.session, self.time, self.kind, self.role = seq, session, time, kind, role
         self.meta, self.payload, self.tokens = meta, payload, tokens
+        self.origin = Origin(origin) if origin is not None else None
         self._text = None if payload else text
         self._store = store
 
@@ -65,7 +89,7 @@ class Event:
     def handle(self) -> Handle | None:
         return Handle(self.payload, self._store) if self.payload and self._store else None
 
-    _FIELDS = ("seq", "session", "time", "kind", "role", "text", "meta", "payload", "tokens")
+    _FIELDS = ("seq", "session", "time", "kind", "role", "origin", "text", "meta", "payload", "tokens")
 
     def to_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self._FIELDS}
@@ -76,7 +100,8 @@ class Event:
     def __repr__(self) -> str:
         text = self.text
         short = text if len(text) <= 60 else text[:57] + "..."
-        return f"{type(self).__name__}(seq={self.seq}, session={self.session!r}, role={self.role!r}, kind={self.kind!r}, text={short!r})"
+        return (f"{type(self).__name__}(seq={self.seq}, session={self.session!r}, role={self.role!r}, "
+                f"kind={self.kind!r}, origin={str(self.origin) if self.origin else None!r}, text={short!r})")
 
 
 class Hit(Event):
@@ -88,15 +113,62 @@ class Hit(Event):
         self.score = score
 
 
-_COLS = "seq, session, time, kind, role, text, meta, payload, tokens"
-
-
 def _check_str(name: str, value: Any, *, empty_ok: bool = False) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, not {type(value).__name__}")
     if not empty_ok and not value:
         raise ValueError(f"{name} must not be empty")
     return value
+
+
+def _str_set(values: Any, name: str) -> frozenset[str] | None:
+    """None -> None (no filter); a set/list/tuple of strings -> frozenset."""
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a set of strings (e.g. {{{values!r}}}), not a string")
+    out = frozenset(values)
+    for v in out:
+        _check_str(name[:-1], v, empty_ok=True)
+    return out
+
+
+def _origin_set(values: Any) -> frozenset[str] | None:
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"origins must be a set of origins (e.g. {{{values!r}}}), not a string")
+    return frozenset(Origin.parse(v).value for v in values)
+
+
+def _ro_uri(path: Path, immutable: bool) -> str:
+    return "file:" + urllib.parse.quote(str(path.resolve())) + ("?immutable=1" if immutable else "?mode=ro")
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write the database or create its -wal/-shm.
+
+    `mode=ro` on a WAL database creates -wal/-shm when they are missing (and fails with
+    "attempt to write a readonly database" where it cannot): with no -wal file there is
+    no live writer and nothing to recover, so such a database is opened `immutable`."""
+    header = path.open("rb").read(100)
+    wal = Path(str(path) + "-wal")
+    wal_mode = len(header) >= 20 and header[18] == 2 and header[19] == 2
+    wal_empty = not wal.exists() or wal.stat().st_size == 0
+    immutable = wal_mode and not wal.exists()
+    conn = sqlite3.connect(_ro_uri(path, immutable), uri=True, isolation_level=None,
+                           check_same_thread=False, timeout=60)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.OperationalError as e:
+        conn.close()
+        if immutable or not wal_empty:
+            raise LogError(f"{path}: cannot be read read-only ({e}); its -wal file holds commits that need "
+                           "a writable -shm: open it once writable, or copy it") from None
+        conn = sqlite3.connect(_ro_uri(path, True), uri=True, isolation_level=None,
+                               check_same_thread=False, timeout=60)
+    conn.execute("PRAGMA busy_timeout=60000")
+    return conn
 
 
 class EventLog:
@@ -106,44 +178,110 @@ class EventLog:
         self,
         path: str | os.PathLike,
         *,
+        readonly: bool = False,
         durability: str = "full",
         inline_max: int = INLINE_MAX,
         index_options: dict | None = None,
+        _info: dict[str, str] | None = None,
     ):
         self.path = Path(path)
-        if self.path.is_dir():
-            raise IsADirectoryError(f"{self.path} is a directory, not an event log file")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         if durability not in ("normal", "full"):
             raise ValueError("durability must be 'normal' or 'full'")
         self.inline_max = int(inline_max)
         self.durability = durability
         self._lock = threading.RLock()
-        try:
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60)
-            self._conn.execute("PRAGMA busy_timeout=60000")
-            mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if mode.lower() != "wal":
-                raise sqlite3.OperationalError(f"could not enable WAL (journal_mode={mode})")
-            self._conn.execute(f"PRAGMA synchronous={'FULL' if durability == 'full' else 'NORMAL'}")
-            self.schema_version = migrations.apply(self._conn)
-        except sqlite3.DatabaseError as e:
-            raise sqlite3.DatabaseError(f"{self.path}: not a usable Scroll event log ({e})") from e
+        self._conn: sqlite3.Connection | None = None
+        self.readonly = bool(readonly)
+        self.readonly_reason = f"{self.path} was opened read-only" if readonly else None
+        self.tampered: str | None = None  # what the schema check found (read-only opens only)
+        self._open(_info)
         self.log_id = self._conn.execute("SELECT value FROM log_info WHERE key='log_id'").fetchone()[0]
+        row = self._conn.execute("SELECT value FROM log_info WHERE key='genesis'").fetchone()
+        self._genesis = row[0] if row else migrations.genesis_hash(self.log_id)
+        has_origin = self.schema_version >= 2
+        self._cols = "seq, session, time, kind, role, text, meta, payload, tokens, " + ("origin" if has_origin else "NULL")
         self.payloads = PayloadStore(str(self.path) + ".payloads")
         self._index = None
         self._index_options = dict(index_options or {})
+
+    # -------------------------------------------------------------- opening
+    def _open(self, info: dict | None) -> None:
+        path = self.path
+        if path.is_dir():
+            raise LogError(f"{path} is a directory, not an event log file")
+        exists = path.exists()
+        if self.readonly and not exists:
+            raise LogError(f"no event log at {path}")
+        version = 0
+        if exists and path.stat().st_size > 0:
+            with path.open("rb") as fh:
+                if fh.read(16) != _SQLITE_HEADER:
+                    raise LogError(f"{path} is not a SQLite database, so not a Scroll event log; nothing was written")
+            try:
+                ro = connect_readonly(path)
+                try:
+                    version = self._inspect(ro)
+                finally:
+                    if not self.readonly:
+                        ro.close()
+            except sqlite3.DatabaseError as e:
+                raise LogError(f"{path}: not a usable Scroll event log ({e}); nothing was written") from None
+            if self.readonly:
+                self._conn, self.schema_version = ro, version
+                return
+        elif self.readonly:
+            raise LogError(f"{path} is an empty file, not a Scroll event log")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=60)
+            self._conn = conn
+            conn.execute("PRAGMA busy_timeout=60000")
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise sqlite3.OperationalError(f"could not enable WAL (journal_mode={mode})")
+            conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
+            self.schema_version = migrations.create(conn, info) if version == 0 else migrations.apply(conn)
+        except sqlite3.DatabaseError as e:
+            raise LogError(f"{path}: not a usable Scroll event log ({e})") from None
+        except migrations.SchemaError as e:
+            raise LogError(f"{path}: {e}") from None
+
+    def _inspect(self, conn: sqlite3.Connection) -> int:
+        """The schema version of an existing file; refuses what may not be opened this way."""
+        path = self.path
+        version = migrations.version_of(conn)
+        if version is None:
+            raise LogError(f"{path} is not a Scroll event log (foreign database); nothing was written")
+        if version == 0:
+            if self.readonly:
+                raise LogError(f"{path} is an empty SQLite database, not a Scroll event log")
+            return 0
+        if version > migrations.LATEST:
+            raise LogError(f"{path} was written by a newer Scroll (schema v{version} > v{migrations.LATEST}); upgrade")
+        if version < 2:
+            self.readonly = True
+            self.readonly_reason = (f"{path} is a schema v{version} log (no origins, no hash chain), so it opens "
+                                    f"read-only; copy it into a new log with `scroll migrate {path} NEW.db`")
+            return version
+        problem = migrations.schema_problem(conn, version)
+        if problem:
+            if not self.readonly:
+                raise LogError(f"{path}: the event log's schema was tampered with ({problem}); refusing to open it "
+                               "for writing. Open it read-only and run `scroll verify`")
+            self.tampered = problem
+            logger.warning("%s: the event log's schema was tampered with (%s); run `scroll verify`", path, problem)
+        return version
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
         """Close the database; the live index tail is written as a segment first, so the
         next open does not re-tokenize it (small segments are merged on schedule)."""
         with self._lock:
-            if self._index is not None and self._index.n_tail > 0 and self._conn is not None:
+            if self._index is not None and self._index.n_tail > 0 and self._conn is not None and not self.readonly:
                 try:
                     self._index.flush()
-                except OSError:
-                    pass  # the index is derived data: it catches up from the log next time
+                except Exception as e:  # noqa: BLE001 - the index is derived data: it catches up next time
+                    logger.warning("%s: could not write the search index on close (%s)", self.path, e)
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -162,7 +300,7 @@ class EventLog:
 
     @property
     def index(self):
-        """The BM25 SearchIndex (loaded or rebuilt on first use)."""
+        """The BM25 SearchIndex (loaded or rebuilt on first use; in memory only when read-only)."""
         with self._lock:
             if self._index is None:
                 from .search import SearchIndex
@@ -170,11 +308,22 @@ class EventLog:
                 self._index = SearchIndex(
                     str(self.path) + ".index", log_id=self.log_id,
                     fetch_after=self._index_docs_after, max_seq=self.max_seq, prev_text=self._prev_text,
-                    **self._index_options,
+                    readonly=self.readonly, **self._index_options,
                 )
             return self._index
 
+    def info(self) -> dict[str, str]:
+        """The log's write-once log_info entries (log_id, created, genesis, migrated_from...)."""
+        with self._lock:
+            return dict(self.conn.execute("SELECT key, value FROM log_info").fetchall())
+
     # ----------------------------------------------------------------- append
+    def _writable(self) -> sqlite3.Connection:
+        conn = self.conn
+        if self.readonly:
+            raise LogError(f"cannot write: {self.readonly_reason}")
+        return conn
+
     def _prepare(self, session, role, text, kind, time, meta) -> tuple:
         _check_str("session", session)
         _check_str("role", role)
@@ -204,67 +353,104 @@ class EventLog:
             raise ValueError(f"text is not valid Unicode (lone surrogate?): {e}") from None
         return (session, time, kind, role, stored, meta_json, payload, estimate_tokens(text)), text
 
-    def append(self, session: str, role: str, text: str, kind: str = "message",
-               time: str | None = None, meta: dict | None = None, *, sync: bool = True) -> int:
-        """Append one event; returns its seq once committed.
+    def _insert(self, conn: sqlite3.Connection, rows: list[tuple], seqs: list[int] | None = None) -> list[int]:
+        """Insert rows (session, time, kind, role, text, meta, payload, tokens, origin) extending
+        the chain; inside the caller's BEGIN IMMEDIATE. `seqs`: explicit seqs (copy_log)."""
+        head = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        last, prev = head if head else (0, self._genesis)
+        out = []
+        for i, row in enumerate(rows):
+            seq = seqs[i] if seqs is not None else last + 1
+            h = migrations.event_hash(seq, *row[:4], row[8], *row[4:8], prev)
+            conn.execute("INSERT INTO events(seq, session, time, kind, role, text, meta, payload, tokens, origin, "
+                         "prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", (seq, *row, prev, h))
+            last, prev = seq, h
+            out.append(seq)
+        return out
 
-        `sync=False` commits without an fsync (it survives a killed process, and the next
-        synced append makes it durable against power loss too); for an event that is
-        always followed by another, like a cell before its output."""
-        row, full = self._prepare(session, role, text, kind, time, meta)
-        with self._lock:
-            conn = self.conn
-            relax = not sync and self.durability == "full"
-            if relax:
-                conn.execute("PRAGMA synchronous=NORMAL")
-            try:
-                cur = conn.execute(
-                    "INSERT INTO events(session, time, kind, role, text, meta, payload, tokens) VALUES (?,?,?,?,?,?,?,?)",
-                    row,
-                )
-            finally:
-                if relax:
-                    conn.execute("PRAGMA synchronous=FULL")
-            seq = cur.lastrowid
-            if self._index is not None:
-                self._index.add([self._index_doc(seq, row, full)])
-        return seq
-
-    def append_many(self, rows: Iterable[dict]) -> list[int]:
-        """Append many events in ONE transaction: all of them, or (on error) none."""
-        prepared = []
-        for i, r in enumerate(rows):
-            try:
-                prepared.append(self._prepare(r["session"], r["role"], r["text"], r.get("kind", "message"),
-                                              r.get("time"), r.get("meta")))
-            except KeyError as e:
-                raise ValueError(f"row {i}: missing field {e}") from None
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"row {i}: {e}") from None
-        seqs: list[int] = []
-        with self._lock:
-            conn = self.conn
+    def _commit_rows(self, rows: list[tuple], seqs: list[int] | None = None, relax: bool = False) -> list[int]:
+        conn = self._writable()
+        if relax:
+            conn.execute("PRAGMA synchronous=NORMAL")
+        try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for row, _ in prepared:
-                    seqs.append(conn.execute(
-                        "INSERT INTO events(session, time, kind, role, text, meta, payload, tokens) VALUES (?,?,?,?,?,?,?,?)",
-                        row,
-                    ).lastrowid)
+                out = self._insert(conn, rows, seqs)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            if self._index is not None:
-                self._index.add(self._index_doc(s, row, full) for s, (row, full) in zip(seqs, prepared))
+        finally:
+            if relax:
+                conn.execute("PRAGMA synchronous=FULL")
+        return out
+
+    def append(self, session: str, role: str, text: str, kind: str = "message", time: str | None = None,
+               meta: dict | None = None, *, origin: Origin | str = Origin.HISTORY, sync: bool = True) -> int:
+        """Append one event; returns its seq once committed.
+
+        `origin`: who writes it (history / agent / system; see scroll.origin).
+        `sync=False` commits without an fsync (it survives a killed process, and the next
+        synced append makes it durable against power loss too); for an event that is
+        always followed by another, like a cell before its output."""
+        origin = Origin.parse(origin).value
+        row, full = self._prepare(session, role, text, kind, time, meta)
+        with self._lock:
+            self._writable()
+            seq = self._commit_rows([row + (origin,)], relax=not sync and self.durability == "full")[0]
+            self._index_add([(seq, row, full, origin)])
+        return seq
+
+    def append_many(self, rows: Iterable[dict]) -> list[int]:
+        """Append many events in ONE transaction: all of them, or (on error) none.
+        A row is a dict like append's arguments (origin defaults to history)."""
+        prepared = []
+        for i, r in enumerate(rows):
+            try:
+                origin = Origin.parse(r.get("origin", Origin.HISTORY)).value
+                prepared.append(self._prepare(r["session"], r["role"], r["text"], r.get("kind", "message"),
+                                              r.get("time"), r.get("meta")) + (origin,))
+            except KeyError as e:
+                raise ValueError(f"row {i}: missing field {e}") from None
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"row {i}: {e}") from None
+        if not prepared:
+            return []
+        with self._lock:
+            seqs = self._commit_rows([row + (origin,) for row, _, origin in prepared])
+            self._index_add([(s, row, full, origin) for s, (row, full, origin) in zip(seqs, prepared)])
         return seqs
 
+    def _insert_raw(self, rows: list[tuple]) -> list[int]:
+        """copy_log: rows (seq, session, time, kind, role, text, meta, payload, tokens, origin) stored
+        as given (text = the stored text or preview), with their seqs; one transaction."""
+        with self._lock:
+            seqs = self._commit_rows([tuple(r[1:]) for r in rows], seqs=[r[0] for r in rows])
+            self._index = None  # rebuilt from the log on the next search
+        return seqs
+
+    def _raw_rows(self) -> Iterator[tuple]:
+        """Every row as stored (seq, session, time, kind, role, text, meta, payload, tokens, origin)."""
+        return self._stream(f"SELECT {self._cols} FROM events WHERE seq > ? ORDER BY seq LIMIT ?", [0], raw=True)
+
+    def _index_add(self, items: list[tuple]) -> None:
+        """Keep a live index up to date; a failure here must not escape a committed append."""
+        if self._index is None:
+            return
+        try:
+            self._index.add(self._index_doc(*item) for item in items)
+        except Exception as e:  # noqa: BLE001
+            logger.warning("%s: search index update failed after seq %s was committed (%s: %s); the index "
+                           "will be reloaded from disk and the log on the next search",
+                           self.path, items[-1][0], type(e).__name__, e)
+            self._index = None
+
     @staticmethod
-    def _index_doc(seq: int, row: tuple, full: str):
+    def _index_doc(seq: int, row: tuple, full: str, origin: str):
         from .search import IndexDoc
 
         session, time, kind, role = row[0], row[1], row[2], row[3]
-        return IndexDoc(seq=seq, session=session, kind=kind, role=role, time=time, text=full)
+        return IndexDoc(seq=seq, session=session, kind=kind, role=role, time=time, text=full, origin=origin)
 
     def _prev_text(self, session: str, before: int) -> str:
         """The text (or its stored preview) of the session's last event before seq `before`."""
@@ -276,20 +462,34 @@ class EventLog:
     def _index_docs_after(self, after: int, limit: int):
         from .search import IndexDoc
 
+        origin = "origin" if self.schema_version >= 2 else "''"
         with self._lock:
             rows = self.conn.execute(
-                "SELECT seq, session, time, kind, role, text, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                (after, limit),
+                f"SELECT seq, session, time, kind, role, text, payload, {origin} FROM events WHERE seq > ? "
+                "ORDER BY seq LIMIT ?", (after, limit),
             ).fetchall()
         return [
-            IndexDoc(seq=s, session=se, kind=k, role=r, time=t, text=self.payloads.open_text(p) if p else x)
-            for s, se, t, k, r, x, p in rows
+            IndexDoc(seq=s, session=se, kind=k, role=r, time=t, text=self.payloads.open_text(p) if p else x, origin=o)
+            for s, se, t, k, r, x, p, o in rows
         ]
 
     # ------------------------------------------------------------------- read
     def _event(self, row, cls=Event, **extra) -> Event:
-        seq, session, time, kind, role, text, meta, payload, tokens = row
-        return cls(seq, session, time, kind, role, text, json.loads(meta), payload, tokens, store=self.payloads, **extra)
+        seq, session, time, kind, role, text, meta, payload, tokens, origin = row
+        return cls(seq, session, time, kind, role, text, json.loads(meta), payload, tokens, store=self.payloads,
+                   origin=origin, **extra)
+
+    def _stream(self, sql: str, args: list, raw: bool = False) -> Iterator:
+        """Rows of `sql` (selecting seq first, `seq > ?` as args[0], `LIMIT ?` last) in batches."""
+        args = list(args) + [_BATCH]
+        while True:
+            with self._lock:
+                rows = self.conn.execute(sql, args).fetchall()
+            for r in rows:
+                yield r if raw else self._event(r)
+            if len(rows) < _BATCH:
+                return
+            args[0] = rows[-1][0]
 
     def max_seq(self) -> int:
         with self._lock:
@@ -301,21 +501,32 @@ class EventLog:
             if isinstance(lo, bool) or not isinstance(lo, int):
                 raise TypeError(f"seq must be an int, not {type(lo).__name__}")
             with self._lock:
-                row = self.conn.execute(f"SELECT {_COLS} FROM events WHERE seq = ?", (lo,)).fetchone()
+                row = self.conn.execute(f"SELECT {self._cols} FROM events WHERE seq = ?", (lo,)).fetchone()
             if row is None:
                 raise KeyError(f"no event with seq {lo}")
             return self._event(row)
         if hi < lo:
             raise ValueError(f"expand({lo}, {hi}): hi must be >= lo")
-        with self._lock:
-            rows = self.conn.execute(
-                f"SELECT {_COLS} FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq", (lo, hi)
-            ).fetchall()
-        return [self._event(r) for r in rows]
+        return list(self.iter_range(lo, hi))
+
+    def iter_range(self, lo: int, hi: int, *, sessions: Iterable[str] | None = None) -> Iterator[Event]:
+        """Events lo..hi inclusive in seq order (only `sessions` if given), streamed in batches."""
+        for name, v in (("lo", lo), ("hi", hi)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+        sessions = _str_set(sessions, "sessions")
+        if hi < lo or sessions is not None and not sessions:
+            return iter(())
+        sql = f"SELECT {self._cols} FROM events WHERE seq > ? AND seq <= ?"
+        args: list = [lo - 1, hi]
+        if sessions is not None:
+            sql += " AND session IN (SELECT value FROM json_each(?))"
+            args.append(json.dumps(sorted(sessions)))
+        return self._stream(sql + " ORDER BY seq LIMIT ?", args)
 
     def events(self, session: str | None = None, after: int = 0, kind: str | None = None):
         """Iterate events in seq order (optionally one session / kind), streaming."""
-        sql = f"SELECT {_COLS} FROM events WHERE seq > ?"
+        sql = f"SELECT {self._cols} FROM events WHERE seq > ?"
         args: list = [after]
         if session is not None:
             sql += " AND session = ?"
@@ -323,22 +534,26 @@ class EventLog:
         if kind is not None:
             sql += " AND kind = ?"
             args.append(kind)
-        sql += " ORDER BY seq LIMIT 1000"
-        while True:
-            with self._lock:
-                rows = self.conn.execute(sql, args).fetchall()
-            if not rows:
-                return
-            for r in rows:
-                yield self._event(r)
-            args[0] = rows[-1][0]
+        return self._stream(sql + " ORDER BY seq LIMIT ?", args)
 
-    def recent(self, n: int = 10, session: str | None = None) -> list[Event]:
-        """The last n events (of one session if given), in seq order."""
-        sql = f"SELECT {_COLS} FROM events" + (" WHERE session = ?" if session else "") + " ORDER BY seq DESC LIMIT ?"
-        args = ((session,) if session else ()) + (int(n),)
+    def recent(self, n: int = 10, *, sessions: Iterable[str] | None = None,
+               origins: Iterable[Origin | str] | None = None) -> list[Event]:
+        """The last n events (of `sessions` / `origins` if given), in seq order."""
+        sessions, origins = _str_set(sessions, "sessions"), _origin_set(origins)
+        if (sessions is not None and not sessions) or (origins is not None and not origins):
+            return []
+        where, args = [], []
+        if sessions is not None:
+            where.append("session IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(sorted(sessions)))
+        if origins is not None:
+            if self.schema_version < 2:
+                return []  # a v1 log has no origins
+            where.append("origin IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(sorted(origins)))
+        sql = f"SELECT {self._cols} FROM events" + (" WHERE " + " AND ".join(where) if where else "")
         with self._lock:
-            rows = self.conn.execute(sql, args).fetchall()
+            rows = self.conn.execute(sql + " ORDER BY seq DESC LIMIT ?", args + [int(n)]).fetchall()
         return [self._event(r) for r in reversed(rows)]
 
     def sessions(self) -> list[dict]:
@@ -355,36 +570,55 @@ class EventLog:
             n, tokens = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM events").fetchone()
             payloads = self.conn.execute("SELECT COUNT(*) FROM events WHERE payload IS NOT NULL").fetchone()[0]
             kinds = dict(self.conn.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind").fetchall())
+            origins = (dict(self.conn.execute("SELECT origin, COUNT(*) FROM events GROUP BY origin").fetchall())
+                       if self.schema_version >= 2 else {})
             n_sessions = self.conn.execute("SELECT COUNT(DISTINCT session) FROM events").fetchone()[0]
         size = sum(os.path.getsize(p) for p in (self.path, Path(str(self.path) + "-wal")) if p.exists())
         return {
             "path": str(self.path), "log_id": self.log_id, "schema_version": self.schema_version,
+            "readonly": self.readonly, "tampered": self.tampered,
             "events": n, "sessions": n_sessions, "max_seq": self.max_seq(), "tokens_estimate": tokens,
-            "events_with_payload": payloads, "kinds": kinds, "db_bytes": size,
+            "events_with_payload": payloads, "kinds": kinds, "origins": origins, "db_bytes": size,
         }
 
     def payload(self, handle: str) -> bytes:
         return self.payloads.get(handle)
 
+    def verify(self) -> dict:
+        """{"ok", "events", "first_bad_seq", "reason", "head_hash"}: recomputes the hash chain
+        (streaming, one read snapshot), checks payload digests and the schema's triggers.
+        Keep `head_hash` somewhere else: it detects even a rewrite that recomputed the chain."""
+        conn = connect_readonly(self.path)
+        try:
+            conn.execute("BEGIN")  # one snapshot, even while others append
+            return migrations.verify(conn, self.payloads, version=self.schema_version)
+        finally:
+            conn.close()
+
     # ----------------------------------------------------------------- search
-    def search(self, query: str, k: int = 10, session: str | None = None, kind: str | None = None,
-               role: str | None = None, since: str | None = None, until: str | None = None,
-               seq_range: tuple[int, int] | None = None, exclude_kinds: tuple[str, ...] = ()) -> list[Hit]:
-        """BM25 hits, best first (ties: newest first). No hit ever has score 0."""
+    def search(self, query: str, k: int = 10, *, sessions: Iterable[str] | None = None,
+               origins: Iterable[Origin | str] | None = None, kind: str | None = None, role: str | None = None,
+               since: str | None = None, until: str | None = None,
+               seq_range: tuple[int, int] | None = None) -> list[Hit]:
+        """BM25 hits, best first (ties: newest first). No hit ever has score 0.
+        `sessions` / `origins`: the allowed sets (None: all)."""
         from .search import Filters
 
         _check_str("query", query, empty_ok=True)
-        filters = Filters(session=session, kind=kind, role=role, since=since, until=until,
-                          seq_range=tuple(seq_range) if seq_range is not None else None,
-                          exclude_kinds=tuple(exclude_kinds))
+        for name, v in (("kind", kind), ("role", role), ("since", since), ("until", until)):
+            if v is not None:
+                _check_str(name, v, empty_ok=True)
+        filters = Filters(sessions=_str_set(sessions, "sessions"), origins=_origin_set(origins), kind=kind,
+                          role=role, since=since, until=until,
+                          seq_range=tuple(seq_range) if seq_range is not None else None)
         with self._lock:
             ranked = self.index.search(query, k=int(k), filters=filters)
             if not ranked:
                 return []
             marks = ",".join("?" * len(ranked))
             rows = {r[0]: r for r in self.conn.execute(
-                f"SELECT {_COLS} FROM events WHERE seq IN ({marks})", [s for s, _ in ranked])}
+                f"SELECT {self._cols} FROM events WHERE seq IN ({marks})", [s for s, _ in ranked])}
         return [self._event(rows[s], Hit, score=score) for s, score in ranked]
 
 
-__all__ = ["Event", "EventLog", "Hit", "PayloadError", "utc_now", "estimate_tokens"]
+__all__ = ["Event", "EventLog", "Hit", "LogError", "PayloadError", "connect_readonly", "utc_now", "estimate_tokens"]

@@ -84,6 +84,18 @@ class PayloadStore:
             raise PayloadError(f"payload {handle} is corrupted on disk ({path})")
         return data
 
+    def read(self, handle: str, offset: int = 0, length: int | None = None) -> bytes:
+        """`length` bytes from `offset` (fewer at the end; b"" past it), reading only that range."""
+        for name, v in (("offset", offset), ("length", length)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise ValueError(f"{name} must be an int >= 0, not {v!r}")
+        try:
+            with open(self.path(handle), "rb") as fh:
+                fh.seek(offset)
+                return fh.read() if length is None else fh.read(length)
+        except FileNotFoundError:
+            raise PayloadError(f"unknown payload {handle}") from None
+
     def open_text(self, handle: str) -> str:
         return self.get(handle).decode("utf-8", errors="replace")
 
@@ -94,6 +106,7 @@ class PayloadStore:
             return False
 
     def size(self, handle: str) -> int:
+        """The payload's length in bytes."""
         try:
             return self.path(handle).stat().st_size
         except FileNotFoundError:

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from scroll import EventLog
+from scroll.events import LogError
 from scroll.payloads import PayloadError
 
 
@@ -47,9 +48,9 @@ def test_seq_never_reused_and_migrations_recorded(tmp_path):
     path = tmp_path / "m.db"
     with EventLog(path) as log:
         log.append(session="s", role="u", text="a")
-        assert log.schema_version == 1
+        assert log.schema_version == 2
     raw = sqlite3.connect(path)
-    assert raw.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+    assert raw.execute("SELECT version FROM schema_migrations").fetchall() == [(2,)]  # fresh logs start at v2
     raw.close()
     with EventLog(path) as log:  # reopening applies nothing twice
         assert log.append(session="s", role="u", text="b") == 2
@@ -103,6 +104,7 @@ def test_hundred_megabyte_event_stored_whole_and_searchable(tmp_path):
     code = r"""
 import sys, resource
 from scroll import EventLog
+from scroll.events import LogError
 log = EventLog(sys.argv[1])
 chunk = "lorem ipsum dolor sit amet consectetur adipiscing elit " * 20
 parts = [chunk] * (100_000_000 // len(chunk) + 1)
@@ -133,8 +135,9 @@ def test_context_manager_and_closed_log(tmp_path):
 def test_not_a_database_is_a_clear_error(tmp_path):
     p = tmp_path / "junk.db"
     p.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(sqlite3.DatabaseError, match="not a usable Scroll event log"):
+    with pytest.raises(LogError, match="not a SQLite database"):
         EventLog(p)
+    assert p.read_bytes() == b"this is not sqlite" * 100
 
 
 def test_no_thread_keeps_interpreter_alive(tmp_path):

@@ -27,6 +27,7 @@ def _corpus(n, seed=0):
                         else rng.choice(WORDS) for _ in range(length))
         rows.append({"session": f"s{rng.randint(0, 9)}", "role": rng.choice(["user", "assistant", "Ann"]),
                      "text": text, "kind": rng.choice(["message", "tool_result"]),
+                     "origin": rng.choice(["history", "history", "agent", "system"]),
                      "time": f"2023-05-{1 + i % 28:02d}T10:00:00Z"})
     return rows
 
@@ -114,13 +115,16 @@ def test_filters(log):
     log.append_many(rows)
     q = "apple banana cherry"
     for kw, check in [
-        ({"session": "s3"}, lambda e: e.session == "s3"),
+        ({"sessions": {"s3"}}, lambda e: e.session == "s3"),
+        ({"sessions": {"s3", "s5"}}, lambda e: e.session in ("s3", "s5")),
+        ({"origins": {"agent"}}, lambda e: e.origin == "agent"),
+        ({"origins": {"history", "system"}, "kind": "message"}, lambda e: e.origin != "agent" and e.kind == "message"),
         ({"kind": "tool_result"}, lambda e: e.kind == "tool_result"),
         ({"role": "Ann"}, lambda e: e.role == "Ann"),
         ({"seq_range": (50, 120)}, lambda e: 50 <= e.seq <= 120),
         ({"since": "2023-05-10"}, lambda e: e.time >= "2023-05-10"),
         ({"until": "2023-05-03"}, lambda e: e.time[:10] <= "2023-05-03"),
-        ({"session": "s1", "role": "user", "since": "2023-05-05", "until": "2023-05-20"},
+        ({"sessions": {"s1"}, "role": "user", "since": "2023-05-05", "until": "2023-05-20"},
          lambda e: e.session == "s1" and e.role == "user" and "2023-05-05" <= e.time[:10] <= "2023-05-20"),
     ]:
         hits = log.search(q, k=20, **kw)
@@ -129,7 +133,11 @@ def test_filters(log):
         # the filtered top-k equals the unfiltered ranking restricted by the filter
         full = [h.seq for h in log.search(q, k=1000) if check(h)]
         assert [h.seq for h in hits] == full[:20], kw
-    assert log.search(q, session="no-such-session") == []
+    assert log.search(q, sessions={"no-such-session"}) == []
+    assert log.search(q, sessions=set()) == []
+    assert log.search(q, origins=set()) == []
+    with pytest.raises(TypeError, match="not a string"):
+        log.search(q, sessions="s1")  # a bare string is not a set of sessions
 
 
 def test_searchable_right_after_append_from_another_log(tmp_path):

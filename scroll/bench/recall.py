@@ -49,7 +49,8 @@ def scroll_searcher(events: Sequence[dict], path: str | os.PathLike, k: int = 10
     log = EventLog(str(path))
     seqs = log.append_many(events)
     pos = {s: i for i, s in enumerate(seqs)}
-    return lambda text, session: [pos[h.seq] for h in log.search(text, k=k, session=session)]
+    return lambda text, session: [pos[h.seq] for h in log.search(text, k=k, sessions=None if session is None
+                                                                   else {session})]
 
 
 _MONTH = re.compile(r"(January|February|March|April|May|June|July|August|September|October|November|December)"

@@ -199,7 +199,7 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
         if i % cfg.every == 0:
             q = qs[(i // cfg.every) % len(qs)]
             t = time.perf_counter()
-            sysobj.log.search(q["query"], k=10, session=q["session"] if (i // cfg.every) % 2 else None)
+            sysobj.log.search(q["query"], k=10, **_session_kw(sysobj.log, q["session"] if (i // cfg.every) % 2 else None))
             inter.append(time.perf_counter() - t)
             word = f"zqfresh{i}x{rng.randrange(10**9)}"
             seq = sysobj.log.append(session=e["session"], role="probe", text=f"freshness probe {word}")
@@ -225,11 +225,19 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     return res
 
 
+def _session_kw(log, session: str | None) -> dict:
+    """EventLog.search takes an allowed set `sessions`; the FTS5 peer takes one `session`."""
+    from scroll.events import EventLog
+    if isinstance(log, EventLog):
+        return {"sessions": None if session is None else {session}}
+    return {"session": session}
+
+
 def _time_searches(log, qs, session: bool) -> list[float]:
     out = []
     for q in qs:
         t = time.perf_counter()
-        log.search(q["query"], k=10, session=q["session"] if session else None)
+        log.search(q["query"], k=10, **_session_kw(log, q["session"] if session else None))
         out.append(time.perf_counter() - t)
     return out
 

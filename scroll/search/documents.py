@@ -16,17 +16,20 @@ class IndexDoc:
     time: str
     text: str
     prev: str = ""  # the previous event of the same session (capped), filled by the index
+    origin: str = ""  # scroll.origin.Origin value ("" for a v1 log, which has none)
 
 
 @dataclass(frozen=True)
 class Filters:
-    session: str | None = None
+    """Structured filters; `sessions` / `origins` are the ALLOWED sets (None: all)."""
+
+    sessions: frozenset[str] | None = None
+    origins: frozenset[str] | None = None
     kind: str | None = None
     role: str | None = None
     since: str | None = None
     until: str | None = None
     seq_range: tuple[int, int] | None = None
-    exclude_kinds: tuple[str, ...] = ()
 
 
 # What an event's document holds, by default (measured: scroll.bench.tune, issue 2):
@@ -35,6 +38,7 @@ class Filters:
 #         reply to it), capped at PREV_CHARS.
 DEFAULT_FIELDS = ("text", "role", "date", "prev")
 PREV_CHARS = 2000
+TIME_CHARS = 64  # the time filter column keeps this many characters of an event's time (ISO needs ~30)
 _MONTHS = ("January February March April May June July August September October November December").split()
 
 
@@ -67,16 +71,18 @@ def filter_mask(f: Filters, n: int, code_of: Callable[[str, str], int | None],
         nonlocal mask
         mask = m if mask is None else (mask & m)
 
-    for field, value in (("sess", f.session), ("kind", f.kind), ("role", f.role)):
+    for field, value in (("kind", f.kind), ("role", f.role)):
         if value is not None:
             code = code_of(field, value)
             if code is None:
                 return np.zeros(n, dtype=bool)
             both(column(field) == code)
-    if f.exclude_kinds:
-        codes = [c for c in (code_of("kind", k) for k in f.exclude_kinds) if c is not None]
-        if codes:
-            both(~np.isin(column("kind"), codes))
+    for field, allowed in (("sess", f.sessions), ("origin", f.origins)):
+        if allowed is not None:
+            codes = [c for c in (code_of(field, v) for v in allowed) if c is not None]
+            if not codes:
+                return np.zeros(n, dtype=bool)
+            both(np.isin(column(field), codes))
     if f.seq_range is not None:
         lo, hi = f.seq_range
         seqs = column("seqs")
@@ -87,6 +93,11 @@ def filter_mask(f: Filters, n: int, code_of: Callable[[str, str], int | None],
         if f.since is not None:
             m &= times >= f.since
         if f.until is not None:  # inclusive at the granularity given ("2023-05-01")
-            m &= times.astype(f"<U{len(f.until)}") <= f.until
+            # times[:len(until)] <= until; an until at least as wide as the column cuts nothing,
+            # so it is compared as is (never widen the column to the length of the filter)
+            width = times.dtype.itemsize // 4 if times.dtype.kind == "U" else None
+            if width is not None and len(f.until) < width:
+                times = times.astype(f"<U{len(f.until)}")
+            m &= times <= f.until
         both(m)
     return mask

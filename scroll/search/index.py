@@ -27,20 +27,24 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import math
 import os
 import shutil
+from collections import Counter
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from .documents import DEFAULT_FIELDS, PREV_CHARS, Filters, IndexDoc, document_text, filter_mask
-from .segment import DocBatch, Segment, merge_segments, write_segment
+from .documents import DEFAULT_FIELDS, PREV_CHARS, TIME_CHARS, Filters, IndexDoc, document_text, filter_mask
+from .segment import _FIELDS, DocBatch, Segment, merge_segments, write_segment
 from .tokens import QUESTION_WORDS, Tokenizer
 
-FORMAT = 1
+FORMAT = 2  # 2: an origin column
+logger = logging.getLogger(__name__)
 
 
 class SearchIndex:
@@ -58,8 +62,10 @@ class SearchIndex:
         drop_question_words: bool = True,
         flush_docs: int = 20_000,
         max_segments: int = 8,
+        readonly: bool = False,
     ):
         self.path = Path(path)
+        self.readonly = bool(readonly)  # never create or write the index directory
         self.log_id = log_id
         self._fetch_after = fetch_after
         self._max_seq = max_seq
@@ -90,7 +96,7 @@ class SearchIndex:
         self.segments: list[Segment] = []
         self.covered_seq = 0  # highest seq held in segments
         self.generation = 0
-        self._strings: dict[str, dict[str, int]] = {"sess": {}, "kind": {}, "role": {}}
+        self._strings: dict[str, dict[str, int]] = {f: {} for f in _FIELDS}
         self._static = None  # concatenated per-doc arrays of the segments
         self._last_text: dict[str, str] = {}  # session -> its latest indexed text (capped)
         self._reset_tail()
@@ -100,16 +106,22 @@ class SearchIndex:
         self.seen_seq = self.covered_seq
         self._tail_post: dict[int, tuple[list[int], list[int]]] = {}
         self._tail_counts: list[dict[int, int]] = []
-        cap = max(16, self.flush_docs + 1)
+        cap = max(16, min(self.flush_docs + 1, 1 << 16))
         self._t_seqs = np.zeros(cap, dtype=np.int64)
         self._t_dl = np.zeros(cap, dtype=np.float64)
-        self._t_sess = np.zeros(cap, dtype=np.int32)
-        self._t_kind = np.zeros(cap, dtype=np.int32)
-        self._t_role = np.zeros(cap, dtype=np.int32)
+        self._t_codes = {f: np.zeros(cap, dtype=np.int32) for f in _FIELDS}
         self._t_times: list[str] = []
-        self._t_str: dict[str, list[str]] = {"sess": [], "kind": [], "role": []}
+        self._t_str: dict[str, list[str]] = {f: [] for f in _FIELDS}
         self.n_tail = 0
         self.tail_len_sum = 0
+        self._flush_retry_at = 0  # after a failed flush, the tail size at which to try again
+
+    def _grow_tail(self) -> None:
+        """Double the tail arrays (the tail outgrows flush_docs when a flush fails, or read-only)."""
+        cap = 2 * len(self._t_seqs)
+        self._t_seqs = np.resize(self._t_seqs, cap)
+        self._t_dl = np.resize(self._t_dl, cap)
+        self._t_codes = {f: np.resize(a, cap) for f, a in self._t_codes.items()}
 
     @property
     def n_docs(self) -> int:
@@ -126,6 +138,8 @@ class SearchIndex:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """Exclusive lock on the index directory across processes (re-entrant here)."""
+        if self.readonly:
+            raise RuntimeError("a read-only index never writes its directory")
         if self._lock_fh is not None:
             yield
             return
@@ -225,12 +239,24 @@ class SearchIndex:
         self._reset_memory()
         if self._try_load():
             return
+        if self.readonly:
+            self._build_in_memory()
+            return
         with self._locked():
             if not self._try_load():  # another process may have just rebuilt it
                 self.rebuild_locked()
 
+    def _build_in_memory(self) -> None:
+        """Read-only: index the whole log in the in-memory tail; nothing is written."""
+        self._reset_memory()
+        self._manifest_stamp = self._stamp()  # reload only when a writer changes the manifest
+        self._catch_up()
+
     def rebuild(self) -> None:
-        """Throw the on-disk index away and build it again from the log."""
+        """Throw the on-disk index away and build it again from the log (in memory when read-only)."""
+        if self.readonly:
+            self._build_in_memory()
+            return
         with self._locked():
             self.rebuild_locked()
 
@@ -285,7 +311,7 @@ class SearchIndex:
                 if prev is None:
                     prev = self._prev_text(d.session, d.seq)[:PREV_CHARS]
                 self._last_text[d.session] = d.text[:PREV_CHARS]
-                d = IndexDoc(d.seq, d.session, d.kind, d.role, d.time, d.text, prev)
+                d = replace(d, prev=prev)
             counts, length = tok.counts(document_text(d, self.fields))
             if length == 0:
                 length = 1  # bm25s keeps an empty document as one empty token
@@ -296,6 +322,8 @@ class SearchIndex:
                     tid = vocab[term] = len(vocab)
                 ids[tid] = c
             i = self.n_tail
+            if i >= len(self._t_seqs):
+                self._grow_tail()
             for tid, c in ids.items():
                 post = self._tail_post.get(tid)
                 if post is None:
@@ -306,23 +334,30 @@ class SearchIndex:
             self._tail_counts.append(ids)
             self._t_seqs[i] = d.seq
             self._t_dl[i] = length
-            self._t_sess[i] = self._code("sess", d.session)
-            self._t_kind[i] = self._code("kind", d.kind)
-            self._t_role[i] = self._code("role", d.role)
-            self._t_times.append(d.time)
-            self._t_str["sess"].append(d.session)
-            self._t_str["kind"].append(d.kind)
-            self._t_str["role"].append(d.role)
+            for field, value in (("sess", d.session), ("kind", d.kind), ("role", d.role), ("origin", d.origin)):
+                self._t_codes[field][i] = self._code(field, value)
+                self._t_str[field].append(value)
+            self._t_times.append(d.time[:TIME_CHARS])
             self.n_tail += 1
             self.tail_len_sum += length
             self.seen_seq = d.seq
-            if flush and self.n_tail >= self.flush_docs:
-                with self._locked():
-                    if self._stamp() != self._manifest_stamp:
-                        self._reload_after_foreign_flush()
-                    if self.n_tail >= self.flush_docs:
-                        self._flush_locked()
-                        self._write_manifest()
+            if flush and not self.readonly and self.n_tail >= max(self.flush_docs, self._flush_retry_at):
+                self._flush_from_add()
+
+    def _flush_from_add(self) -> None:
+        """Write the full tail as a segment; a failure (disk full, ...) leaves the tail in
+        memory, searchable, and the flush is retried after another flush_docs documents."""
+        try:
+            with self._locked():
+                if self._stamp() != self._manifest_stamp:
+                    self._reload_after_foreign_flush()
+                if self.n_tail >= self.flush_docs:
+                    self._flush_locked()
+                    self._write_manifest()
+        except Exception as e:  # noqa: BLE001 - the tail stays correct; segments are an optimisation
+            self._flush_retry_at = self.n_tail + self.flush_docs
+            logger.warning("%s: could not write an index segment (%s: %s); the tail stays in memory, "
+                           "retried after %d more events", self.path, type(e).__name__, e, self.flush_docs)
 
     def _catch_up(self, until: int | None = None) -> None:
         while True:
@@ -338,7 +373,11 @@ class SearchIndex:
 
     def _reload_after_foreign_flush(self) -> None:
         """Another process rewrote the index: load its manifest, rebuild our tail."""
-        if not self._try_load():
+        if self.readonly:
+            if not self._try_load():
+                self._build_in_memory()
+                return
+        elif not self._try_load():
             with self._locked():
                 if not self._try_load():
                     self.rebuild_locked()
@@ -355,7 +394,7 @@ class SearchIndex:
     def flush(self) -> None:
         """Write the live tail as a segment now (e.g. after an import, or on close)."""
         self.sync()
-        if self.n_tail == 0:
+        if self.n_tail == 0 or self.readonly:
             return
         with self._locked():
             if self._stamp() != self._manifest_stamp:
@@ -368,14 +407,20 @@ class SearchIndex:
         n = self.n_tail
         batch = DocBatch(
             seqs=self._t_seqs[:n].tolist(), dls=self._t_dl[:n].astype(np.int64).tolist(),
-            counts=self._tail_counts, sess=self._t_str["sess"], kind=self._t_str["kind"],
-            role=self._t_str["role"], times=self._t_times,
+            counts=self._tail_counts, times=self._t_times, **self._t_str,
         )
-        path = write_segment(self.path, batch, n_terms=len(self.vocab))
-        self._persist_vocab()
-        self.segments.append(Segment.load(path))
-        self.covered_seq = self.segments[-1].last_seq
-        self._maybe_merge()
+        saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
+        try:
+            path = write_segment(self.path, batch, n_terms=len(self.vocab))
+            self._persist_vocab()
+            self.segments.append(Segment.load(path))
+            self.covered_seq = self.segments[-1].last_seq
+            self._maybe_merge()
+        except BaseException:
+            # back to the state before the flush: the tail still holds these documents
+            # (a manifest a merge already wrote is picked up by the next sync)
+            self.segments, self.covered_seq, self.vocab_persisted = saved
+            raise
         self._rebuild_static()
         self._reset_tail()
 
@@ -400,11 +445,11 @@ class SearchIndex:
             offsets.append(n)
             n += s.n_docs
         fields = {}
-        for field, attr in (("sess", "sess_local"), ("kind", "kind_local"), ("role", "role_local")):
+        for field in _FIELDS:
             parts = []
             for s in self.segments:
                 remap = np.array([self._code(field, v) for v in s.strings[field]], dtype=np.int32)
-                parts.append(remap[np.asarray(getattr(s, attr))])
+                parts.append(remap[np.asarray(s.local(field))])
             fields[field] = np.concatenate(parts)
         self._static = {
             "n": n, "offsets": offsets,
@@ -425,8 +470,7 @@ class SearchIndex:
         if name == "times":
             tail = np.asarray(self._t_times, dtype=str)
         else:
-            tail = {"dl": self._t_dl, "seqs": self._t_seqs, "sess": self._t_sess,
-                    "kind": self._t_kind, "role": self._t_role}[name][: self.n_tail]
+            tail = {"dl": self._t_dl, "seqs": self._t_seqs, **self._t_codes}[name][: self.n_tail]
         if self._static is None:
             col = tail
         elif self.n_tail == 0:
@@ -441,7 +485,9 @@ class SearchIndex:
         if k <= 0:
             return []
         self.sync()
-        terms = self.tok.terms(query, self.query_drop)
+        # each distinct term once, weighted by how often the query repeats it (bm25s sums
+        # one score per occurrence): a query of one word repeated 20,000 times costs one
+        terms = Counter(self.tok.terms(query, self.query_drop))
         n = self.n_docs
         if not terms or n == 0:
             return []
@@ -450,7 +496,7 @@ class SearchIndex:
         k1, b = self.k1, self.b
         dl_all = self._column("dl")
         pos_parts, w_parts = [], []
-        for term in terms:
+        for term, qtf in terms.items():
             tid = self.vocab.get(term)
             if tid is None:
                 continue
@@ -468,7 +514,7 @@ class SearchIndex:
                 df += len(tail[0])
             if df == 0:
                 continue
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            idf = qtf * math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             for off, d, tf in seg_posts:
                 pos = d.astype(np.int64) + off
                 tf = np.asarray(tf, dtype=np.float64)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-_ARRAYS = ("indptr", "docs", "tfs", "dl", "seqs", "sess", "kind", "role", "times")
+_ARRAYS = ("indptr", "docs", "tfs", "dl", "seqs", "sess", "kind", "role", "origin", "times")
+_FIELDS = ("sess", "kind", "role", "origin")  # string columns stored as codes + a table
 
 
 @dataclass
@@ -32,6 +33,7 @@ class DocBatch:
     sess: list[str]
     kind: list[str]
     role: list[str]
+    origin: list[str]
     times: list[str]
 
 
@@ -46,6 +48,7 @@ class Segment:
         self.sess_local = arrays["sess"]
         self.kind_local = arrays["kind"]
         self.role_local = arrays["role"]
+        self.origin_local = arrays["origin"]
         self.times = arrays["times"]
         self.strings = strings
         self.n_docs = int(len(self.seqs))
@@ -58,6 +61,11 @@ class Segment:
     @property
     def last_seq(self) -> int:
         return int(self.seqs[-1])
+
+    def local(self, field: str) -> np.ndarray:
+        """Per-doc codes of a string column into `self.strings[field]`."""
+        return {"sess": self.sess_local, "kind": self.kind_local, "role": self.role_local,
+                "origin": self.origin_local}[field]
 
     def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
         if tid >= self.n_terms:
@@ -113,7 +121,7 @@ def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, me
         meta = {
             "dl": np.asarray(batch.dls, dtype=np.uint32),
             "seqs": np.asarray(batch.seqs, dtype=np.int64),
-            "sess": batch.sess, "kind": batch.kind, "role": batch.role,
+            "sess": batch.sess, "kind": batch.kind, "role": batch.role, "origin": batch.origin,
             "times": np.asarray(batch.times, dtype=str),
         }
     else:
@@ -124,7 +132,7 @@ def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, me
     np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
     arrays = {"indptr": indptr, "docs": docs.astype(np.uint32), "tfs": np.minimum(tfs, 2**32 - 1).astype(np.uint32)}
     strings = {}
-    for field in ("sess", "kind", "role"):
+    for field in _FIELDS:
         vals = meta[field]
         if isinstance(vals, tuple):  # already (codes, table)
             arrays[field], strings[field] = vals
@@ -153,7 +161,7 @@ def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
     """Merge consecutive segments (in seq order) into one new segment."""
     parts_t, parts_d, parts_f = [], [], []
     offset = 0
-    meta: dict[str, list] = {k: [] for k in ("dl", "seqs", "times", "sess", "kind", "role")}
+    meta: dict[str, list] = {k: [] for k in ("dl", "seqs", "times") + _FIELDS}
     for seg in segs:
         t, d, f = seg.triples()
         parts_t.append(t)
@@ -163,8 +171,8 @@ def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
         meta["dl"].append(np.asarray(seg.dl))
         meta["seqs"].append(np.asarray(seg.seqs))
         meta["times"].append(seg.times)
-        for field, local in (("sess", seg.sess_local), ("kind", seg.kind_local), ("role", seg.role_local)):
-            table = seg.strings[field]
+        for field in _FIELDS:
+            local, table = seg.local(field), seg.strings[field]
             meta[field].extend(table[i] for i in np.asarray(local))
     terms = np.concatenate(parts_t)
     docs = np.concatenate(parts_d)
@@ -173,6 +181,6 @@ def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
     merged = {
         "dl": np.concatenate(meta["dl"]), "seqs": np.concatenate(meta["seqs"]),
         "times": np.concatenate(meta["times"]).astype(str),
-        "sess": meta["sess"], "kind": meta["kind"], "role": meta["role"],
+        **{field: meta[field] for field in _FIELDS},
     }
     return write_segment(root, triples=(terms[order], docs[order], tfs[order]), meta=merged, n_terms=n_terms)
