@@ -1,4 +1,9 @@
-"""Loop configuration: a dataclass filled from configs/*.yaml, overridden by flags, validated first."""
+"""Loop configuration: a dataclass filled from `loop.yaml`, overridden by flags, validated first.
+
+    LoopConfig.load()                 # loop.yaml from scroll.env.config_dirs(), else built-ins
+    LoopConfig.load("my-loop.yaml", max_steps=4)
+    LoopConfig.from_yaml(None)        # built-in defaults only
+"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
@@ -48,7 +53,10 @@ class LoopConfig:
         if path is not None:
             import yaml
 
-            raw = yaml.safe_load(Path(path).read_text()) or {}
+            try:
+                raw = yaml.safe_load(Path(path).read_text()) or {}
+            except yaml.YAMLError as e:
+                raise ValueError(f"{path}: not valid YAML: {e}") from None
             if not isinstance(raw, dict):
                 raise ValueError(f"{path}: expected a mapping")
             data = raw.get("loop", raw)
@@ -59,5 +67,20 @@ class LoopConfig:
             raise ValueError(f"loop config: unknown keys {sorted(unknown)} (known: {sorted(known)})")
         return cls(**data)
 
+    @classmethod
+    def load(cls, path: str | Path | None = None, **overrides: Any) -> "LoopConfig":
+        """`path`, else the first `loop.yaml` on the config search path
+        (`scroll.env.config_dirs()`), else the built-in defaults; then `overrides`."""
+        if path is None:
+            path = default_path()
+        return cls.from_yaml(path, **overrides)
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def default_path() -> Path | None:
+    """The loop config used when none is given: `loop.yaml` in the first config dir that has one."""
+    from scroll.env import config_file
+
+    return config_file("loop.yaml")

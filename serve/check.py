@@ -46,9 +46,9 @@ def rss_mb(pids: list[int]) -> float:
 
 def smoke(cfg: ServeConfig, *, run_root: str | os.PathLike | None = None,
           prompt: str = "Write one line of Python.", max_tokens: int = 8, requests: int = 3,
-          python: str | None = None, timeout: float | None = None) -> dict:
+          python: str | None = None, timeout: float | None = None, build_model=None) -> dict:
     t0 = time.time()
-    h = server.start(cfg, run_root=run_root, python=python, timeout=timeout)
+    h = server.start(cfg, run_root=run_root, python=python, timeout=timeout, build_model=build_model)
     report: dict = {"name": h.name, "url": h.url, "backend": h.backend, "ready_s": h.ready_s,
                     "log_path": h.log_path, "run_dir": h.run_dir, "pgid": h.pgid}
     pids: list[int] = []

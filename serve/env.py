@@ -1,7 +1,8 @@
 """Every environment variable serve/ reads or sets, in one place.
 
-Read: `SCROLL_MODELS_DIR` (where relative model paths in presets resolve; default `/models`
-when it exists, else `./var/models`), `SCROLL_CONFIG_DIR` (extra preset folder).
+Read: nothing of its own. `SCROLL_MODELS_DIR` (where relative model paths resolve) and
+`SCROLL_CONFIG_DIR` (config search path) are read by `scroll.env` (`models_dir`,
+`config_dirs`), the one place for Scroll's variables; serve/ uses those functions.
 
 Set for a vLLM server process (`server_env`): offline switches so nothing reaches a hub or
 sends usage stats, and every cache/config/temp path pointed into the server's run dir, so a
@@ -13,6 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Mapping
+
+from scroll.env import models_dir  # noqa: F401  (serve.env.models_dir: one definition)
 
 # Never reach a hub, never phone home.
 OFFLINE_ENV: dict[str, str] = {
@@ -56,32 +59,6 @@ _KEEP = (
     "VIRTUAL_ENV", "PYTHONPATH", "RAY_ADDRESS", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME",
     "VLLM_HOST_IP", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU",
 )
-
-
-def models_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    if env.get("SCROLL_MODELS_DIR"):
-        return Path(env["SCROLL_MODELS_DIR"]).expanduser()
-    if Path("/models").is_dir():
-        return Path("/models")
-    return Path("var/models").resolve()
-
-
-def config_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
-    """Preset search path: $SCROLL_CONFIG_DIR, ./configs, then the repo's configs/."""
-    env = os.environ if environ is None else environ
-    dirs = []
-    if env.get("SCROLL_CONFIG_DIR"):
-        dirs.append(Path(env["SCROLL_CONFIG_DIR"]).expanduser())
-    dirs.append(Path.cwd() / "configs")
-    dirs.append(Path(__file__).resolve().parents[1] / "configs")
-    seen, out = set(), []
-    for d in dirs:
-        r = d.resolve()
-        if r not in seen:
-            seen.add(r)
-            out.append(r)
-    return out
 
 
 def offline_env(base: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from serve import env as serve_env
+from scroll import env as scroll_env
 
 BACKENDS = ("auto", "gpu", "cpu")
 EXECUTOR_BACKENDS = ("mp", "ray", "uni", "external_launcher")
@@ -117,7 +117,7 @@ class ServeConfig:
     def model_path(self, models_dir: Path | None = None) -> Path:
         p = Path(os.path.expandvars(self.model)).expanduser()
         if not p.is_absolute():
-            p = (models_dir or serve_env.models_dir()) / p
+            p = (models_dir or scroll_env.models_dir()) / p
         return p
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,18 +160,18 @@ def find_preset(name: str) -> Path:
         if not p.is_file():
             raise ConfigError(f"preset file {p} does not exist")
         return p
-    tried = []
-    for d in serve_env.config_dirs():
+    dirs = scroll_env.config_dirs()
+    for d in dirs:
         for cand in (d / "models" / f"{name}.yaml", d / "models" / f"{name}.yml"):
-            tried.append(str(cand))
             if cand.is_file():
                 return cand
-    raise ConfigError(f"no preset named {name!r}; available: {list_presets()} (looked in {tried[:3]}…)")
+    raise ConfigError(f"no preset named {name!r}; available: {list_presets()} "
+                      f"(looked in {[str(d / 'models') for d in dirs]})")
 
 
 def list_presets() -> list[str]:
     names: set[str] = set()
-    for d in serve_env.config_dirs():
+    for d in scroll_env.config_dirs():
         names.update(p.stem for p in (d / "models").glob("*.yaml"))
     return sorted(names)
 

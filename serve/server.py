@@ -31,6 +31,7 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 from serve import env as serve_env
 from serve.presets import (ConfigError, ModelFolderError, ServeConfig, ServeError,
@@ -100,8 +101,12 @@ def log_tail(path: str | os.PathLike, lines: int = 40) -> str:
 
 
 def port_free(host: str, port: int) -> bool:
+    """Can a server listen on host:port now? The bind test sets SO_REUSEADDR, as servers do
+    (uvicorn, and so vLLM, does): connections of a just-stopped server left in TIME-WAIT do
+    not block a restart, while a live listener still does."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError as e:
@@ -186,13 +191,16 @@ def start(
     timeout: float | None = None,
     models_dir: Path | None = None,
     python: str | None = None,
+    build_model: Callable[[Path], object] | None = None,
 ) -> ServerHandle:
-    """Start the server for `cfg`; with `wait`, return once /health answers 200."""
-    run_dir = run_dir_for(cfg.name, run_root)
-    if cfg.auto_build_tiny and not cfg.model_path(models_dir).exists():
-        from distill.tiny import build_tiny_model
+    """Start the server for `cfg`; with `wait`, return once /health answers 200.
 
-        build_tiny_model(cfg.model_path(models_dir))
+    `build_model(path)` builds a missing model folder when the preset allows it
+    (`auto_build_tiny`); the CLI passes distill's tiny-model builder (serve/ does not
+    import distill/). Without it a missing folder is a ModelFolderError."""
+    run_dir = run_dir_for(cfg.name, run_root)
+    if cfg.auto_build_tiny and build_model is not None and not cfg.model_path(models_dir).exists():
+        build_model(cfg.model_path(models_dir))
     model_path = check_model_folder(cfg, models_dir)  # ModelFolderError before anything runs
     backend = resolve_backend(cfg, python)
     argv = build_command(cfg, backend, model_path, python=python)

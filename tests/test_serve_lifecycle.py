@@ -244,3 +244,87 @@ CHAT_HANDLER = '''
                            "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
         self.send_response(200); self.end_headers(); self.wfile.write(body)
 '''
+
+
+def _time_wait_entries(port: int) -> int:
+    """Sockets in TIME-WAIT whose local port is `port` (/proc/net/tcp state 06)."""
+    n = 0
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        n += sum(1 for ln in lines if ln.split()[1].endswith(f":{port:04X}") and ln.split()[3] == "06")
+    return n
+
+
+def _port_in_time_wait() -> int:
+    """A loopback port whose only socket is a server-side connection in TIME-WAIT (what a
+    stopped HTTP server leaves behind: it closed its connections first)."""
+    lst = socket.socket()
+    lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lst.bind(("127.0.0.1", 0))
+    lst.listen()
+    port = lst.getsockname()[1]
+    cli = socket.create_connection(("127.0.0.1", port))
+    conn, _ = lst.accept()
+    conn.close()  # the server end closes first -> it (local port = port) enters TIME-WAIT
+    time.sleep(0.1)
+    cli.close()
+    lst.close()
+    time.sleep(0.1)
+    return port
+
+
+def test_port_in_time_wait_is_free():
+    port = _port_in_time_wait()
+    assert _time_wait_entries(port) >= 1
+    with socket.socket() as s, pytest.raises(OSError):  # a bind without SO_REUSEADDR trips on it
+        s.bind(("127.0.0.1", port))
+    assert server.port_free("127.0.0.1", port)
+    # a live listener still counts as taken
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        assert not server.port_free("127.0.0.1", port)
+
+
+def test_up_right_after_down_on_the_same_port(tmp_path, model):
+    """`serve up` right after `serve down`: the health checks leave the stopped server's
+    connections in TIME-WAIT; the port check must not take that for a taken port."""
+    fake = _script(tmp_path, "fake_ok.py", FAKE_OK)
+    root = tmp_path / "runs"
+    cfg = _cfg(model)
+    h = server.start(cfg, run_root=root, python=fake, timeout=30)
+    assert server.status("tiny", run_root=root)["healthy"]
+    server.stop("tiny", run_root=root)
+    assert group_pids(h.pgid) == []
+    assert _time_wait_entries(cfg.port) >= 1  # the situation this test is about
+    h2 = server.start(cfg, run_root=root, python=fake, timeout=30)
+    assert h2.port == cfg.port and server.status("tiny", run_root=root)["healthy"]
+    server.stop("tiny", run_root=root)
+
+
+def test_cli_serve_with_json_prints_server_events(tmp_path, model):
+    fake = _script(tmp_path, "fake_ok.py", FAKE_OK)
+    root = tmp_path / "runs"
+    port = _free_port()
+    scroll = str(Path(sys.executable).parent / "scroll")
+    r = subprocess.run([scroll, "serve", "with", "tiny", "--model", str(model), "--backend", "cpu",
+                        "--port", str(port), "--run-root", str(root), "--vllm-python", fake, "--json",
+                        "--", "serve", "status", "tiny", "--run-root", str(root), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x.get("event") for x in lines] == ["server_ready", None, "server_stopped"]
+    ready, inner, stopped = lines
+    assert ready["url"] == f"http://127.0.0.1:{port}" and ready["command"][:2] == ["scroll", "serve"]
+    assert inner["servers"][0]["healthy"]  # the wrapped command's own output, unchanged
+    assert stopped["ok"] and stopped["exit_code"] == 0 and group_pids(stopped["pgid"]) == []
+    # the wrapped command's exit status comes through; a bad preset is one JSON error line
+    r = subprocess.run([scroll, "serve", "with", "no-such-preset", "--json", "--", "serve", "presets"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    err = json.loads(r.stdout)
+    assert err["event"] == "error" and "no preset named" in err["message"]

