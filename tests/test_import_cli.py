@@ -69,13 +69,20 @@ def test_longmemeval_import_one_instance(tmp_path):
     r = _run("import", f, "--db", db, "--instance", "q2", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["format"] == "longmemeval" and out["imported"] == 4 and out["info"]["answer"] == "Globex"
+    assert out["format"] == "longmemeval" and out["imported"] == 4
+    assert "Globex" not in r.stdout  # labels go to the sidecar, not to the output
+    assert out["labels"] == {"file": str(db.resolve()) + ".labels.json", "key": "longmemeval/q2"}
     with EventLog(db) as log:
         evs = log.expand(1, 4)
-        assert [e.session for e in evs] == ["sess_a", "sess_a", "sess_b", "sess_b"]
-        assert evs[2].meta == {"question_id": "q2", "turn": 0, "date": "2023/05/28 (Sun) 14:05", "has_answer": True}
-        assert evs[2].time == "2023-05-28T14:05:00"
+        assert [e.session for e in evs] == ["s001", "s001", "s002", "s002"]
+        assert evs[2].meta == {"turn": 0, "date": "2023/05/28 (Sun) 14:05"}
+        assert evs[2].time == "2023-05-28T14:05:00" and str(evs[2].origin) == "history"
         assert [h.seq for h in log.search("which company do I work at now Globex", k=1)] == [3]
+    from scroll.labels import LabelStore
+
+    lab = LabelStore(db.resolve()).get("longmemeval/q2")
+    assert lab["answer"] == "Globex" and lab["evidence_seqs"] == [3] and lab["answer_sessions"] == ["s002"]
+    assert lab["sessions"] == {"s001": "sess_a", "s002": "sess_b"}
 
 
 @pytest.mark.parametrize("content,needle", [
@@ -118,6 +125,6 @@ def test_missing_db_and_file(tmp_path):
 
 
 def test_help_explains_every_command():
-    for cmd in ([], ["import"], ["search"], ["expand"], ["stats"]):
+    for cmd in ([], ["import"], ["search"], ["expand"], ["stats"], ["verify"], ["migrate"]):
         r = _run(*cmd, "--help")
         assert r.exit_code == 0 and "Usage" in r.output

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 import typer
 
@@ -21,9 +22,29 @@ def db_path(db: Path | None) -> Path:
 def existing_db(db: Path | None, as_json: bool = False) -> Path:
     """The event log a read-only command works on; a clear error when there is none."""
     path = db_path(db)
+    if path.is_dir():
+        fail(f"{path} is a directory, not an event log file", as_json=as_json)
     if not path.exists():
         fail(f"no event log at {path} (import something first, or pass --db)", as_json=as_json)
     return path
+
+
+@contextmanager
+def open_log_readonly(db: Path | None, as_json: bool = False) -> Iterator[Any]:
+    """`with open_log_readonly(db) as log:` for the read-only commands (search, expand,
+    stats, verify): never creates, migrates or writes the database; a missing file, a
+    directory, a file that is not a Scroll event log or a newer schema is one clear error."""
+    import sqlite3
+
+    from scroll.events import EventLog, LogError
+
+    path = existing_db(db, as_json)
+    try:
+        log = EventLog(path, readonly=True)
+    except (LogError, sqlite3.DatabaseError, OSError) as e:
+        fail(str(e), as_json=as_json)
+    with log:
+        yield log
 
 
 def emit_json(obj: Any) -> None:

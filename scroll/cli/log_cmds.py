@@ -1,17 +1,72 @@
-"""`scroll import | search | expand | stats`: the event log from the shell."""
+"""`scroll import | search | expand | stats | verify | migrate`: the event log from the shell.
+
+Read-only commands (search, expand, stats, verify) open the log read-only: they never
+create, migrate or write a database. `import` validates the whole file before it opens
+(or creates) the log, and a failed import into a new path leaves no file behind.
+"""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from .common import DB_HELP, JSON_HELP, console, db_path, emit_json, existing_db, fail
+from .common import DB_HELP, JSON_HELP, console, db_path, emit_json, fail, open_log_readonly
+
+SEQ_MAX = 2**63 - 1  # SQLite's INTEGER range
 
 
 def _short(text: str, n: int = 160) -> str:
     t = " ".join(text.split())
     return t if len(t) <= n else t[: n - 1] + "…"
+
+
+def _absent_files(path: Path) -> list[Path]:
+    """The log's files (db, WAL, index, payloads, labels) that do not exist yet."""
+    names = [str(path) + s for s in ("", "-wal", "-shm", "-journal", ".index", ".payloads", ".labels.json")]
+    return [Path(n) for n in names if not Path(n).exists() and not Path(n).is_symlink()]
+
+
+def _remove(paths: list[Path]) -> None:
+    for p in paths:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        elif p.exists() or p.is_symlink():
+            p.unlink(missing_ok=True)
+
+
+def _check_k(value: int) -> int:
+    from scroll.capability import MAX_K
+
+    if not 1 <= value <= MAX_K:
+        raise typer.BadParameter(f"{value} is not in 1..{MAX_K}")
+    return value
+
+
+def _check_time(value: Optional[str]) -> Optional[str]:
+    if value is None:
+        return None
+    from scroll.capability import CapabilityError, check_time_bound
+
+    try:
+        return check_time_bound(value, "the time")
+    except CapabilityError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
+def _check_origin(value: str) -> str:
+    from scroll.capability import CapabilityError, parse_origin
+
+    try:
+        parse_origin(value)
+    except CapabilityError as e:
+        raise typer.BadParameter(str(e)) from None
+    return value
+
+
+ORIGIN_HELP = ("Whose events: history (the default: the imported or remembered conversation), agent (the loop's "
+               "own task, replies, cells, outputs and notes), system (Scroll's bookkeeping), or * for all.")
 
 
 def register(app: typer.Typer) -> None:
@@ -24,17 +79,28 @@ def register(app: typer.Typer) -> None:
         skip_bad: bool = typer.Option(False, "--skip-bad", help="JSONL: skip malformed lines and report them instead of stopping."),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
-        """Import a history into the event log: all of it in one transaction, or nothing."""
+        """Import a history into the event log: all of it in one transaction, or nothing.
+
+        Every event is stored with origin 'history'. LongMemEval: events carry no labels;
+        sessions are named s001, s002, ... in haystack date order, and the question, answer,
+        evidence seqs and the map back to the data set's session ids go to the label
+        sidecar <db>.labels.json (key longmemeval/<question_id>), written after the events
+        are committed. The whole file is checked before the log is opened or created."""
+        import sqlite3
+
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from scroll.events import EventLog
-        from scroll.importers import BadInputError, import_rows, parse_file
+        from scroll.events import EventLog, LogError
+        from scroll.importers import BadInputError, import_rows, parse_file, write_labels
 
         try:
             parsed = parse_file(file, fmt, instance=instance, skip_bad=skip_bad)
         except BadInputError as e:
             fail(str(e), as_json=as_json)
         path = db_path(db)
+        if path.is_dir():
+            fail(f"{path} is a directory, not an event log file", as_json=as_json)
+        created = _absent_files(path) if not path.exists() else []
         try:
             with EventLog(path) as log:
                 before = log.max_seq()
@@ -48,17 +114,30 @@ def register(app: typer.Typer) -> None:
                         seqs = import_rows(log, parsed.rows, progress=lambda n: prog.advance(task, n))
                         prog.update(task, description="indexing")
                         log.index.flush()
-        except (ValueError, TypeError) as e:
-            fail(f"{file}: {e}", as_json=as_json)
+        except BaseException as e:
+            _remove(created)  # a failed import into a new path leaves nothing behind
+            if isinstance(e, LogError):
+                fail(str(e), as_json=as_json)
+            if isinstance(e, (ValueError, TypeError, OSError, sqlite3.DatabaseError)):
+                fail(f"{file}: {e}", as_json=as_json)
+            raise
+        try:
+            label_key = write_labels(path, parsed, seqs)  # only after the events committed
+        except (OSError, ValueError) as e:
+            fail(f"events imported into {path} (seq {seqs[0]}..{seqs[-1]}) but the labels were not written: {e}",
+                 as_json=as_json)
         result = {"db": str(path), "format": parsed.format, "imported": len(seqs),
                   "first_seq": seqs[0] if seqs else None, "last_seq": seqs[-1] if seqs else None,
-                  "previous_max_seq": before, "skipped": parsed.skipped, "info": parsed.info}
+                  "previous_max_seq": before, "skipped": parsed.skipped, "info": parsed.info,
+                  "labels": {"file": str(path) + ".labels.json", "key": label_key} if label_key else None}
         if as_json:
             emit_json(result)
             return
         c = console()
         c.print(f"imported [bold]{len(seqs)}[/] events ({parsed.format}) into {path} "
                 f"(seq {result['first_seq']}..{result['last_seq']})")
+        if label_key:
+            c.print(f"labels: {result['labels']['file']} (key {label_key})", highlight=False)
         for s in parsed.skipped:
             c.print(f"[yellow]skipped[/] {s}", highlight=False)
 
@@ -66,44 +145,50 @@ def register(app: typer.Typer) -> None:
     def search(
         query: str = typer.Argument(..., help="Free-text query (BM25)."),
         db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
-        k: int = typer.Option(10, "--k", "-k", help="How many hits."),
+        k: int = typer.Option(10, "--k", "-k", callback=_check_k, help="How many hits (1..1000, scroll.capability.MAX_K)."),
         session: Optional[str] = typer.Option(None, "--session", help="Only this session."),
         kind: Optional[str] = typer.Option(None, "--kind", help="Only this kind (message, code, output, ...)."),
         role: Optional[str] = typer.Option(None, "--role", help="Only this role (user, assistant, a speaker's name, ...)."),
-        since: Optional[str] = typer.Option(None, "--since", help="Only events at or after this ISO 8601 time."),
-        until: Optional[str] = typer.Option(None, "--until", help="Only events at or before this ISO 8601 time (inclusive at its precision)."),
+        since: Optional[str] = typer.Option(None, "--since", callback=_check_time, help="Only events at or after this ISO 8601 date or time (2023-05-17, 2023-05-17T10:00:00)."),
+        until: Optional[str] = typer.Option(None, "--until", callback=_check_time, help="Only events at or before this ISO 8601 date or time (inclusive at its precision)."),
+        origin: str = typer.Option("history", "--origin", callback=_check_origin, help=ORIGIN_HELP),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
-        """Find events by their words: BM25 over the whole log, newest first on ties."""
-        from scroll.events import EventLog
+        """Find events by their words: BM25, newest first on ties. Searches origin 'history'
+        unless --origin says otherwise, through the same capability (scope, limits) as `ms.search`."""
+        from scroll.capability import Capability, CapabilityError
 
-        path = existing_db(db, as_json)
-        with EventLog(path) as log:
-            hits = log.search(query, k=k, session=session, kind=kind, role=role, since=since, until=until)
+        with open_log_readonly(db, as_json) as log:
+            cap = Capability(log, sessions=None if session is None else {session})
+            try:
+                hits = cap.search(query, k=k, kind=kind, role=role, since=since, until=until, origin=origin)
+            except CapabilityError as e:
+                fail(str(e), as_json=as_json)
             if as_json:
-                emit_json([h.to_dict() for h in hits])
+                emit_json(hits)
                 return
             from rich.table import Table
 
             t = Table(title=f"{len(hits)} hits for {query!r}")
-            for col in ("seq", "score", "session", "role", "time", "text"):
+            for col in ("seq", "score", "session", "origin", "role", "time", "text"):
                 t.add_column(col, overflow="fold")
             for h in hits:
-                t.add_row(str(h.seq), f"{h.score:.3f}", h.session, h.role, h.time, _short(h.text))
+                text = h["text"] if h["text"] is not None else f"({h.get('text_len')} bytes; scroll expand {h['seq']})"
+                t.add_row(str(h["seq"]), f"{h['score']:.3f}", h["session"], h["origin"], h["role"], h["time"],
+                          _short(text))
             console().print(t)
 
     @app.command()
     def expand(
-        seq: int = typer.Argument(..., help="The event's seq (or the first of a range)."),
-        hi: Optional[int] = typer.Argument(None, help="Last seq of an inclusive range."),
+        seq: int = typer.Argument(..., min=0, max=SEQ_MAX, help="The event's seq (or the first of a range)."),
+        hi: Optional[int] = typer.Argument(None, min=0, max=SEQ_MAX, help="Last seq of an inclusive range."),
         db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
-        """Show the exact events: one seq, or every event from SEQ to HI inclusive."""
-        from scroll.events import EventLog
-
-        path = existing_db(db, as_json)
-        with EventLog(path) as log:
+        """Show the exact events: one seq, or every event from SEQ to HI inclusive (any origin)."""
+        if hi is not None and hi < seq:
+            raise typer.BadParameter(f"HI ({hi}) must be >= SEQ ({seq})", param_hint="'hi'")
+        with open_log_readonly(db, as_json) as log:
             try:
                 events = [log.expand(seq)] if hi is None else log.expand(seq, hi)
             except KeyError as e:
@@ -115,10 +200,10 @@ def register(app: typer.Typer) -> None:
                 return
             c = console()
             for e in events:
-                c.rule(f"seq {e.seq} · {e.session} · {e.role} · {e.kind} · {e.time}")
+                c.rule(f"seq {e.seq} · {e.session} · {e.role} · {e.kind} · {getattr(e, 'origin', '')} · {e.time}")
                 c.print(e.text, markup=False, highlight=False)
                 if e.meta:
-                    c.print(f"[dim]meta {e.meta}[/]")
+                    c.print(f"[dim]meta {e.meta}[/]", highlight=False)
 
     @app.command()
     def stats(
@@ -126,10 +211,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Counts and sizes: events, sessions, kinds, payloads, index."""
-        from scroll.events import EventLog
-
-        path = existing_db(db, as_json)
-        with EventLog(path) as log:
+        with open_log_readonly(db, as_json) as log:
+            path = log.path
             s = log.stats()
             idx = log.index
             idx.sync()
@@ -144,3 +227,72 @@ def register(app: typer.Typer) -> None:
         for key, value in s.items():
             t.add_row(key, str(value))
         console().print(t)
+
+    @app.command()
+    def verify(
+        db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    ) -> None:
+        """Check the log's hash chain (and payloads) from the first event to the head, read-only.
+
+        Exit 0 and the head hash when every event matches; exit 1 and the first broken seq
+        otherwise. Keep the head hash somewhere else: a later verify that ends in a
+        different head means the history was rewritten."""
+        with open_log_readonly(db, as_json) as log:
+            path = log.path
+            r = log.verify()
+        if as_json:
+            emit_json({"db": str(path), **r})
+        elif r["ok"]:
+            console().print(f"ok: {r['events']} events, chain intact; head {r['head_hash']}", highlight=False, soft_wrap=True)
+        else:
+            from rich.console import Console
+            from rich.markup import escape
+
+            Console(stderr=True, soft_wrap=True).print(
+                f"[bold red]broken:[/] first bad seq {r['first_bad_seq']}: {escape(str(r['reason']))} "
+                f"({r['events']} events checked)", highlight=False)
+        if not r["ok"]:
+            raise typer.Exit(1)
+
+    @app.command()
+    def migrate(
+        old: Path = typer.Argument(..., help="The existing event log (any older schema, or the current one)."),
+        new: Path = typer.Argument(..., help="Where to write the new log; must not exist."),
+        as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    ) -> None:
+        """Copy a log into a NEW log at the current schema, keeping every seq, time, text,
+        meta and payload (scroll.migrations.copy_log). Events without an origin get one by
+        the documented rule, which is recorded in the new log. OLD is opened read-only and
+        never changed; an existing NEW is refused."""
+        import sqlite3
+
+        from scroll.events import LogError
+        from scroll.migrations import copy_log
+
+        old, new = old.resolve(), new.resolve()
+        if old.is_dir():
+            fail(f"{old} is a directory, not an event log file", as_json=as_json)
+        if not old.exists():
+            fail(f"no event log at {old}", as_json=as_json)
+        if new.exists() or new.is_symlink():
+            fail(f"{new} already exists; migrate writes a NEW log (choose another path)", as_json=as_json)
+        created = _absent_files(new)
+        try:
+            r = copy_log(old, new)
+        except BaseException as e:
+            _remove(created)
+            if isinstance(e, (LogError, ValueError, OSError, sqlite3.DatabaseError)):
+                fail(str(e), as_json=as_json)
+            raise
+        if as_json:
+            emit_json(r)
+        else:
+            from rich.table import Table
+
+            t = Table(title=f"{old} -> {new}", show_header=False)
+            for key, value in r.items():
+                t.add_row(key, str(value))
+            console().print(t)
+        if not r.get("ok", True):
+            raise typer.Exit(1)
