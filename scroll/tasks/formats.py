@@ -9,6 +9,11 @@ haystack (sessions, ids, dates as "2026/03/14 (Sat) 09:12"), `has_answer` on evi
 turns, `answer_session_ids`. LoCoMo: one sample (the user and the assistant are the two
 speakers), `session_N` with dia_ids "DN:i", dates "9:12 am on 14 March, 2026", and a `qa`
 list whose evidence names the planted turns.
+
+These files ARE the data sets, so they carry their labels exactly as the public formats
+do. Label hygiene concerns the log: importing one (`scroll import`, scroll.importers)
+keeps `has_answer`, the question, answer and session ids out of the events and puts them
+in the log's label sidecar (scroll.labels).
 """
 from __future__ import annotations
 
