@@ -5,7 +5,10 @@
 
 `run` starts the session's kernel (replaying its logged successful cells first, so earlier
 variables exist), executes CODE (or stdin when CODE is "-"), logs both events and prints the
-exposure. Exit code 1 when the cell failed.
+exposure. Exit code 1 when the cell failed or the input is bad (one-line error: a --db that
+is a directory, not SQLite or not a Scroll log; a bad --memory; a kernel that cannot start),
+2 when the sandbox is unavailable or the session has nothing to export.
+`export` opens the log read-only.
 """
 from __future__ import annotations
 
@@ -15,9 +18,16 @@ from typing import Optional
 
 import typer
 
-from .common import DB_HELP, JSON_HELP, db_path, emit_json, fail
+from .common import DB_HELP, JSON_HELP, db_path, emit_json, existing_db, fail
 
 kernel_app = typer.Typer(help="The sandboxed Python kernel (one per session).", no_args_is_help=True)
+
+
+def _open_log(path: Path, as_json: bool, **kw):
+    """EventLog at `path`, or a one-line error (exit 1) when it is not a Scroll log."""
+    from .agent_cmds import open_log
+
+    return open_log(path, as_json, **kw)
 
 
 @kernel_app.command("run")
@@ -25,25 +35,40 @@ def run(
     code: str = typer.Argument(..., help="Python code to run; '-' reads stdin."),
     db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
     session: str = typer.Option(..., "--session", "-s", help="Session name."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Wall-time limit in seconds."),
-    memory: str = typer.Option("4G", "--memory", help="Memory cap of the kernel."),
-    max_output_chars: int = typer.Option(20_000, "--max-output-chars"),
+    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Wall-time limit in seconds."),
+    memory: str = typer.Option("4G", "--memory", help="Memory cap of the kernel, e.g. 512M, 4G."),
+    max_output_chars: int = typer.Option(20_000, "--max-output-chars", min=100,
+                                         help="Exposure cap (the full output is logged)."),
     no_sandbox: bool = typer.Option(False, "--no-sandbox", help="DANGEROUS: run model code unsandboxed."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    from scroll.events import EventLog
+    """Run CODE in SESSION's kernel (earlier cells replayed first); log and print the result."""
     from scroll.kernel import Kernel, SandboxError
+    from scroll.kernel.sandbox import parse_size
 
+    if not session.strip():
+        fail("--session must not be empty", as_json=as_json)
+    try:
+        mem = parse_size(memory)
+    except ValueError:
+        fail(f"--memory {memory!r}: expected a size like 512M or 4G", as_json=as_json)
+    if mem < 64 << 20:
+        fail(f"--memory {memory!r}: at least 64M (a Python kernel does not start in less)", as_json=as_json)
     if code == "-":
         code = sys.stdin.read()
-    with EventLog(db_path(db)) as log:
+    with _open_log(db_path(db), as_json) as log:
         try:
-            k = Kernel(log, session, timeout=timeout, memory_limit=memory,
+            k = Kernel(log, session, timeout=timeout, memory_limit=mem,
                        max_output_chars=max_output_chars, sandbox="off" if no_sandbox else True)
         except SandboxError as e:
             fail(str(e), code=2, as_json=as_json)
-        with k:
-            r = k.execute(code, timeout=timeout)
+        except (ValueError, RuntimeError, OSError) as e:
+            fail(f"kernel did not start: {e}", as_json=as_json)
+        try:
+            with k:
+                r = k.execute(code, timeout=timeout)
+        except (RuntimeError, OSError) as e:  # the kernel process broke, not the cell
+            fail(f"kernel failed: {e}", as_json=as_json)
     if as_json:
         emit_json(r.to_dict())
     else:
@@ -63,10 +88,12 @@ def export(
     no_ms: bool = typer.Option(False, "--no-ms", help="Leave out the cell that sets up `ms`."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    from scroll.events import EventLog
+    """Write SESSION's cells as a Jupyter notebook (the log is opened read-only)."""
     from scroll.kernel.notebook import export_notebook
 
-    with EventLog(db_path(db)) as log:
+    if out.is_dir():
+        fail(f"{out} is a directory; give a file name like {out / 'session.ipynb'}", as_json=as_json)
+    with _open_log(existing_db(db, as_json), as_json, readonly=True) as log:
         try:
             info = export_notebook(log, session, out, with_ms=not no_ms)
         except KeyError as e:
