@@ -16,6 +16,15 @@ SandboxError unless sandbox="off" is passed explicitly (loud warning, recorded i
 `prelude` (optional): host code run silently and unlogged after every (re)start, before
 replay (e.g. the agent loop's `final()` helper).
 
+`capability` (scroll.capability.Capability) is the host side of `ms`; by default a bare
+kernel sees only its own session. Around every user cell the kernel calls
+`capability.begin_cell(deadline)` / `end_cell()`, whose answer (`ms.final(...)`) comes back
+as `ExecResult.final`; boot, prelude and replay runs use `begin_cell(..., replay=True)`.
+
+Restarts (C loop, death, output limit, process cap held by leftovers) replay at most
+`max_replay_cells` of the most recent successful cells and stop after
+`max_replay_seconds`; the notice says what was and was not replayed.
+
 `ms` calls are answered while a cell runs (the service is pumped by execute's wait loop,
 on the caller's thread); a background thread in the kernel that calls `ms` between cells
 waits until the next cell. One caller at a time: Kernel is not thread-safe.
@@ -29,13 +38,56 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..capability import Capability
+from ..origin import Origin
 from .output import OutputCollector, format_error
 from .process import KernelDied, KernelProcess
-from .replay import replayable_cells
-from .sandbox import Limits, RuntimeDir, allocate_uid, check_sandbox, parse_size
-from .service import MsHandler, MsSocketServer
+from .replay import Cell, replayable_cells
+from .sandbox import (Limits, RuntimeDir, allocate_uid, check_sandbox, parse_size, uid_tasks,
+                      wait_uid_empty)
+from .service import MsSocketServer
 
 MS_CLIENT_SOURCE = (Path(__file__).parent / "ms_client.py").read_text()
+
+# Kernel start (and iopub re-open) timeout. Measured on the 2-core dev machine with 3 other
+# engineers' test runs going (scripts in the #8 report): 10 restarts of a kernel that had
+# been through a C loop, a 6 GiB allocation and a fork bomb took p50 0.55 s, p95 0.9 s,
+# max 1.1 s (before the pid namespace, the fork bomb's 245 processes held the uid's
+# RLIMIT_NPROC and the same restart never became ready: "did not start within 10.0s").
+# 30 s leaves room for a loaded CI machine without hanging a session for long.
+START_TIMEOUT = 30.0
+# a cell that leaves the kernel uid at this share of its process cap gets a restart
+NPROC_RESTART_SHARE = 0.9
+
+# Runs in the kernel at every start (before `ms` exists): ipykernel packs messages with
+# json + utf-8, which raises on a lone surrogate ('\ud800') in printed text and drops the
+# stream; pack a copy with such code points replaced by U+FFFD instead.
+SAFE_PACK_SOURCE = """
+def _scroll_safe_pack():
+    import re
+    sess = get_ipython().kernel.session
+    bad = re.compile('[\\ud800-\\udfff]')
+    orig = sess.pack
+
+    def clean(o):
+        if isinstance(o, str):
+            return bad.sub('\\ufffd', o)
+        if isinstance(o, dict):
+            return {clean(k): clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        return o
+
+    def pack(obj):
+        try:
+            return orig(obj)
+        except UnicodeEncodeError:
+            return orig(clean(obj))
+
+    sess.pack = pack
+_scroll_safe_pack()
+del _scroll_safe_pack
+"""
 
 
 @dataclass
@@ -47,6 +99,7 @@ class ExecResult:
     seqs: list[int] = field(default_factory=list)  # [code_seq, output_seq]
     handle: str | None = None  # payload handle of the full output when it was cut
     truncated: bool = False
+    final: str | None = None  # the answer the cell submitted through ms.final(), if any
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -69,12 +122,17 @@ class Kernel:
                  timeout: float = 30, sandbox: bool | str = True, python: str | None = None,
                  nproc: int = 256, headlines: Callable[[], list] | None = None,
                  interrupt_grace: float = 1.5, runtime_base: str | None = None,
-                 replay_on_open: bool = True, prelude: str | None = None):
+                 replay_on_open: bool = True, prelude: str | None = None,
+                 capability: Capability | None = None, tmp_size: str | int = "256M",
+                 max_replay_cells: int = 200, max_replay_seconds: float = 60.0,
+                 start_timeout: float = START_TIMEOUT):
         if not isinstance(session, str) or not session:
             raise ValueError("session must be a non-empty string")
         self.log, self.session = log, session
         self.max_output_chars, self.max_output_bytes = max_output_chars, max_output_bytes
         self.timeout, self.interrupt_grace = timeout, interrupt_grace
+        self.max_replay_cells, self.max_replay_seconds = max_replay_cells, max_replay_seconds
+        self.start_timeout = start_timeout
         self.python = python or sys.executable
         self.prelude = prelude  # host-provided code run (silently, unlogged) at every start
         self.sandboxed = sandbox not in ("off", False, None)
@@ -84,7 +142,7 @@ class Kernel:
             check_sandbox(self.python)
         else:
             _warn_unsandboxed()
-        self.limits = Limits(memory=parse_size(memory_limit), nproc=nproc)
+        self.limits = Limits(memory=parse_size(memory_limit), nproc=nproc, tmp=parse_size(tmp_size))
         self._closed = False
         self._broken: str | None = None  # why the last restart failed; retried on next execute
         self._notice: str | None = None
@@ -92,8 +150,12 @@ class Kernel:
         uid = allocate_uid() if self.sandboxed else None
         kw = {"base": Path(runtime_base)} if runtime_base else {}
         self.rt = RuntimeDir.create(uid, **kw)
-        self.server = MsSocketServer(self.rt.ms_socket, MsHandler(log, headlines), owner_uid=uid)
-        self.proc = KernelProcess(self.rt, self.python, self.limits, max_msg_bytes=16 << 20)
+        if capability is None:  # a bare kernel sees only its own session
+            capability = Capability(log, sessions=[session], own_session=session, headlines=headlines)
+        self.capability = capability
+        self.server = MsSocketServer(self.rt.ms_socket, capability, owner_uid=uid)
+        self.proc = KernelProcess(self.rt, self.python, self.limits, max_msg_bytes=16 << 20,
+                                  hide=_log_dirs(log))
         self._finalizer = weakref.finalize(self, _cleanup, self.proc, self.server, self.rt)
         try:
             t0 = time.monotonic()
@@ -107,8 +169,9 @@ class Kernel:
 
     # ---- lifecycle -----------------------------------------------------------------
     def _start(self) -> None:
-        self.proc.start()
-        boot = (f"def _scroll_boot():\n"
+        self.proc.start(self.start_timeout)
+        boot = (f"{SAFE_PACK_SOURCE}\n"
+                f"def _scroll_boot():\n"
                 f"    import sys, types\n"
                 f"    m = types.ModuleType('scroll_ms')\n"
                 f"    exec(compile({MS_CLIENT_SOURCE!r}, 'scroll_ms', 'exec'), m.__dict__)\n"
@@ -117,15 +180,29 @@ class Kernel:
                 f"    return m.Ms({str(self.rt.ms_socket)!r})\n"
                 f"ms = _scroll_boot()\n"
                 f"del _scroll_boot\n")
-        run = self.proc.run(boot, time.monotonic() + 30, lambda n, t: None, service=self.server,
-                            silent=True)
+        run = self._run_silent(boot, time.monotonic() + 30)
         if run.status != "ok":
             raise RuntimeError(f"kernel bootstrap failed: {run.ename}: {run.evalue}")
         if self.prelude:
-            run = self.proc.run(self.prelude, time.monotonic() + 30, lambda n, t: None,
-                                service=self.server, silent=True)
+            run = self._run_silent(self.prelude, time.monotonic() + 30)
             if run.status != "ok":
                 raise RuntimeError(f"kernel prelude failed: {run.ename}: {run.evalue}")
+
+    def _run_silent(self, code: str, deadline: float, on_deadline=None):
+        """Boot, prelude and replay runs: unlogged, output dropped, finals ignored."""
+        self.capability.begin_cell(deadline, replay=True)
+        try:
+            return self.proc.run(code, deadline, lambda n, t: None, service=self.server,
+                                 on_deadline=on_deadline, silent=True)
+        finally:
+            self.capability.end_cell()
+
+    def _stop_clean(self) -> None:
+        """Stop the kernel; if its uid still holds processes (zombies included), which would
+        count against the restarted kernel's RLIMIT_NPROC, move to a fresh uid."""
+        self.proc.stop()
+        if self.rt.uid is not None and not wait_uid_empty(self.rt.uid):
+            self.rt.change_uid(allocate_uid())
 
     def _restart(self, reason: str) -> str:
         """Restart + replay; never raises (a failure is reported and retried next cell)."""
@@ -139,7 +216,7 @@ class Kernel:
 
     def _restart_inner(self, reason: str) -> str:
         t0 = time.monotonic()
-        self.proc.stop()
+        self._stop_clean()
         self._start()
         msg = f"kernel restarted ({reason})"
         if self._cells:
@@ -147,13 +224,20 @@ class Kernel:
         return msg + f" [{time.monotonic() - t0:.2f}s]"
 
     def _replay(self) -> str:
-        """Run the successful cells again, silently. Cells that fail or hang are skipped."""
+        """Run the most recent successful cells again, silently (at most max_replay_cells,
+        for at most max_replay_seconds). Cells that fail or hang are skipped."""
         t0 = time.monotonic()
+        older = max(0, len(self._cells) - self.max_replay_cells)
+        todo = self._cells[older:]
         dropped: list[int] = []  # hung or killed the kernel: removed from the replay list
         failed: set[int] = set()  # raised on replay: kept (may work next time)
+        stopped_at: int | None = None  # index in todo where the time budget ran out
         i = 0
-        while i < len(self._cells):
-            cell = self._cells[i]
+        while i < len(todo):
+            if time.monotonic() - t0 > self.max_replay_seconds:
+                stopped_at = i
+                break
+            cell = todo[i]
             state = {"interrupted": False}
 
             def on_deadline() -> bool:
@@ -165,24 +249,33 @@ class Kernel:
                 return True
 
             try:
-                run = self.proc.run(cell.code, time.monotonic() + self.timeout, lambda n, t: None,
-                                    service=self.server, on_deadline=on_deadline, silent=True)
+                run = self._run_silent(cell.code, time.monotonic() + self.timeout, on_deadline)
             except KernelDied:
                 run = None
             if run is None or run.status == "timeout":
                 dropped.append(cell.seq)
-                self.proc.stop()
+                self._stop_clean()
                 self._start()
                 # state from cells before i is gone: replay them again, without the bad one
                 self._cells = [c for c in self._cells if c.seq != cell.seq]
+                todo = [c for c in todo if c.seq != cell.seq]
                 failed.clear()
                 i = 0
                 continue
             if run.status != "ok":
                 failed.add(cell.seq)
             i += 1
-        n = len(self._cells) - len(failed)
+        done = todo if stopped_at is None else todo[:stopped_at]
+        n = len(done) - len(failed)
         msg = f"replayed {n} logged cell(s) in {time.monotonic() - t0:.2f}s"
+        if older:
+            msg += (f"; NOT replayed: {older} older cell(s) (seq {self._cells[0].seq}.."
+                    f"{self._cells[older - 1].seq}; replay keeps the {self.max_replay_cells} most "
+                    "recent), state they built is gone")
+        if stopped_at is not None:
+            rest = todo[stopped_at:]
+            msg += (f"; NOT replayed: {len(rest)} cell(s) (seq {rest[0].seq}..{rest[-1].seq}): "
+                    f"the replay time limit of {self.max_replay_seconds}s was reached")
         if failed:
             msg += f"; cell(s) that raised on replay: seq {sorted(failed)}"
         if dropped:
@@ -211,7 +304,7 @@ class Kernel:
         sandbox_meta = "on" if self.sandboxed else "off"
         # no fsync for the cell: its output event follows at once with a full, synced commit
         code_seq = self.log.append(session=self.session, role="assistant", text=code, kind="code",
-                                   meta={"sandbox": sandbox_meta}, sync=False)
+                                   meta={"sandbox": sandbox_meta}, sync=False, origin=Origin.AGENT)
         notices = [self._notice] if self._notice else []
         self._notice = None
         if self._broken:
@@ -241,34 +334,50 @@ class Kernel:
 
         out = OutputCollector(self.max_output_chars, self.max_output_bytes, on_overflow)
         error: str | None = None
-        timed_out = False
         success = False
+        run = None
+        failure: Exception | None = None
+        deadline = time.monotonic() + timeout
+        self.capability.begin_cell(deadline)
         try:
-            run = self.proc.run(code, time.monotonic() + timeout, out.write, service=self.server,
+            run = self.proc.run(code, deadline, out.write, service=self.server,
                                 on_deadline=on_deadline)
-            timed_out = state["timed_out"]
-            if run.iopub_lost:
-                self.proc.reconnect_iopub()
+        except Exception as e:  # noqa: BLE001 - KernelDied, or the kernel is down
+            failure = e
+        finally:
+            final = self.capability.end_cell()  # before any restart: replays reset the cell
+        timed_out = state["timed_out"]
+        try:
+            if failure is None and run.iopub_lost:
                 notices.append("the output channel was reset (a message above the size cap was "
                                "refused); output of this cell may be incomplete")
-            if run.status == "timeout" and not timed_out:
-                notices.append(self._restart("the cell ignored the interrupt after the output limit"))
-                error = "kernel restarted"
-            elif run.status == "timeout":
-                notices.append(self._restart(f"cell exceeded {timeout}s and ignored the interrupt"))
-                error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; kernel restarted"
-            elif timed_out:
-                error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; interrupted"
-            elif run.status == "ok":
-                success = not state["overflow"]
-            else:
-                error = format_error(run.ename, run.evalue, run.traceback)
-        except KernelDied as e:
-            error = f"KernelDied: {e}"
+                self.proc.reconnect_iopub(self.start_timeout)
+        except Exception as e:  # noqa: BLE001
+            failure = e
+        if isinstance(failure, KernelDied):
+            error = f"KernelDied: {failure}"
             notices.append(self._restart("the kernel process died"))
-        except Exception as e:  # noqa: BLE001 - e.g. the kernel is down after a failed restart
-            error = f"KernelError: {type(e).__name__}: {e}"
+        elif failure is not None:
+            error = f"KernelError: {type(failure).__name__}: {failure}"
             notices.append(self._restart("kernel unusable"))
+        elif run.status == "timeout" and not timed_out:
+            notices.append(self._restart("the cell ignored the interrupt after the output limit"))
+            error = "kernel restarted"
+        elif run.status == "timeout":
+            notices.append(self._restart(f"cell exceeded {timeout}s and ignored the interrupt"))
+            error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; kernel restarted"
+        elif timed_out:
+            error = f"TimeoutError: cell exceeded the {timeout}s wall-time limit; interrupted"
+        elif run.status == "ok":
+            success = not state["overflow"]
+        else:
+            error = format_error(run.ename, run.evalue, run.traceback)
+        if failure is None and run.status != "timeout" and self.rt.uid is not None:
+            used = uid_tasks(self.rt.uid)
+            if used >= NPROC_RESTART_SHARE * self.limits.nproc:
+                notices.append(self._restart(
+                    f"processes left running hold {used} of the kernel's {self.limits.nproc} "
+                    "processes+threads"))
         exp = out.finish(self.log.payloads.put)
         if exp.overflow:
             note = f"OutputLimit: output exceeded {self.max_output_bytes} bytes; collection stopped"
@@ -280,14 +389,24 @@ class Kernel:
         if notices:
             meta["notice"] = "; ".join(notices)
         out_seq = self.log.append(session=self.session, role="kernel", text=exp.text,
-                                  kind="output", meta=meta)
+                                  kind="output", meta=meta, origin=Origin.AGENT)
         if success:
-            from .replay import Cell
-
             self._cells.append(Cell(code_seq, code))
         return ExecResult(stdout=exp.text, error=error, timed_out=timed_out,
                           notice="; ".join(notices) or None, seqs=[code_seq, out_seq],
-                          handle=exp.handle, truncated=exp.truncated)
+                          handle=exp.handle, truncated=exp.truncated, final=final)
+
+
+def _log_dirs(log: Any) -> list[Path]:
+    """The log's dir and its payload store's: hidden from the kernel (it asks `ms`)."""
+    out = []
+    path = getattr(log, "path", None)
+    if path is not None:
+        out.append(Path(path).absolute().parent)
+    root = getattr(getattr(log, "payloads", None), "root", None)
+    if root is not None:
+        out.append(Path(root).absolute())
+    return out
 
 
 def _cleanup(proc: KernelProcess, server: MsSocketServer, rt: RuntimeDir) -> None:

@@ -24,7 +24,8 @@ from typing import Callable
 import zmq
 from jupyter_client.session import Session
 
-from .sandbox import Limits, MemoryCgroup, RuntimeDir, kernel_command, kill_uid
+from .sandbox import (Limits, MemoryCgroup, RuntimeDir, kernel_command, kill_uid, ns_init_pid,
+                      spawner)
 
 
 class KernelDied(RuntimeError):
@@ -45,8 +46,10 @@ class CellRun:
 
 class KernelProcess:
     def __init__(self, rt: RuntimeDir, python: str | None = None, limits: Limits | None = None,
-                 max_msg_bytes: int = 8 << 20):
+                 max_msg_bytes: int = 8 << 20, hide: list | tuple = ()):
         self.rt = rt
+        self.hide = list(hide)  # extra dirs hidden from the kernel (the log's)
+        self.kernel_pid: int | None = None  # host pid of the kernel (pid 1 of its namespace)
         self.python = python or sys.executable
         self.limits = limits or Limits()
         self.max_msg_bytes = max_msg_bytes
@@ -59,19 +62,24 @@ class KernelProcess:
     # ---- lifecycle -------------------------------------------------------------------
     def start(self, timeout: float = 20.0) -> None:
         info = self.rt.write_connection()
-        argv = kernel_command(self.python, self.rt.conn_file, self.rt.uid, self.limits)
+        cgroup = None
         if self.rt.uid is not None:
             if self.cgroup is None:
                 self.cgroup = MemoryCgroup(self.rt.path.name, self.limits.memory)
-            argv = self.cgroup.prefix() + argv
+            cgroup = self.cgroup.path
+        argv = kernel_command(self.python, self.rt.conn_file, self.rt.uid, self.limits,
+                              hide=self.hide, cgroup=cgroup)
         env = self.rt.env()
         if self.rt.uid is None:  # unsandboxed: keep PATH etc. but not our secrets
             env["PATH"] = os.environ.get("PATH", env["PATH"])
         fd = os.open(self.rt.path / "kernel.stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         self._stderr = os.fdopen(fd, "wb")
-        self.proc = subprocess.Popen(argv, env=env, cwd=str(self.rt.work), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=self._stderr,
-                                     start_new_session=True)
+        # forked by the spawner thread: the parent-death signal follows the host process,
+        # not the (maybe short-lived) thread that created this Kernel
+        self.proc = spawner.popen(argv, env=env, cwd=str(self.rt.work), stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=self._stderr,
+                                  start_new_session=True)
+        self.kernel_pid = None if self.rt.uid is not None else self.proc.pid
         self.session = Session(key=info["key"].encode(), signature_scheme="hmac-sha256",
                                username="scroll")
         base = f"ipc://{info['ip']}"
@@ -80,6 +88,8 @@ class KernelProcess:
         io = self._connect("iopub", zmq.SUB, f"{base}-{info['iopub_port']}", sub=True)
         del io
         self._wait_ready(timeout)
+        if self.rt.uid is not None:
+            self.kernel_pid = ns_init_pid(self.rt.uid)
 
     def _connect(self, name: str, kind: int, url: str, sub: bool = False) -> zmq.Socket:
         s = self.ctx.socket(kind)
@@ -140,9 +150,9 @@ class KernelProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def interrupt(self) -> None:
-        if self.alive():
+        if self.alive() and self.kernel_pid is not None:
             try:
-                os.kill(self.proc.pid, signal.SIGINT)
+                os.kill(self.kernel_pid, signal.SIGINT)
             except ProcessLookupError:
                 pass
 
@@ -152,18 +162,26 @@ class KernelProcess:
             s.close(linger=0)
         self.sockets.clear()
         if self.proc is not None:
+            if self.rt.uid is not None and self.kernel_pid is not None:
+                # kernel first: its pid namespace dies with it and the Linux kernel reaps every
+                # process in it; `unshare` exits once that is done
+                kill_uid(self.rt.uid)
+                try:
+                    self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
+            try:  # the root setup part (unshare, sh) and, unsandboxed, the kernel itself
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
             if self.rt.uid is not None:
                 kill_uid(self.rt.uid)
-            else:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
             self.proc = None
+            self.kernel_pid = None
         if getattr(self, "_stderr", None):
             self._stderr.close()
             self._stderr = None
@@ -190,8 +208,11 @@ class KernelProcess:
             if not hmac.compare_digest(h.hexdigest().encode(), sig):
                 return None, None  # not signed with our key: drop it
             hd = json.loads(header)
+            # a surrogate-escaped byte (print('\udcff')) reaches us as invalid UTF-8: replace it
+            # rather than drop the whole message (and the cell's output with it)
+            body = content.decode("utf-8", "replace")
             return frames[:i], {"msg_type": hd.get("msg_type"), "header": hd,
-                                "parent_header": json.loads(parent), "content": json.loads(content)}
+                                "parent_header": json.loads(parent), "content": json.loads(body)}
         except Exception:  # a malformed message: drop it
             return None, None
 

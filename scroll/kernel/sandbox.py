@@ -1,29 +1,54 @@
 """Launch recipe for the sandboxed kernel, and its threat model.
 
-The kernel process is started (as root) through
+The kernel process is started (as root, from one long-lived spawner thread) through
 
-    unshare --net -- prlimit --data=MEM --nproc=N --fsize=F --core=0 --
-        setpriv --reuid=UID --regid=UID --clear-groups --no-new-privs
-                --bounding-set=-all --inh-caps=-all -- PYTHON -m ipykernel_launcher -f CONN
+    setpriv --pdeathsig SIGKILL --
+      unshare --mount --net --pid --fork --kill-child=SIGKILL --propagation private --
+        sh -c SETUP                 # root, inside the new namespaces (see `setup_script`)
+          exec prlimit --data=MEM --nproc=N --fsize=F --core=0 --
+            setpriv --reuid=UID --regid=UID --clear-groups --no-new-privs --bounding-set=-all
+                    --inh-caps=-all --pdeathsig SIGKILL -- PYTHON -m ipykernel_launcher -f CONN
 
-with transport="ipc" (TCP cannot cross the network namespace), a clean environment and
-a per-kernel runtime directory ``/tmp/scroll-kernels/<random>`` (base 0711, root-owned):
+SETUP, as root inside the private mount namespace, before dropping to UID:
+  * moves itself into the kernel's memory cgroup (when one is writable);
+  * mounts a fresh /proc (the kernel is pid 1 of its own pid namespace: it sees no host
+    process);
+  * hides the project: an empty read-only tmpfs over the checkout root, over the installed
+    package dirs of scroll / distill / serve and over the log's and payload store's dirs;
+    the venv and the runtime dir are bound back where they lie below a hidden dir;
+  * mounts ONE size-capped tmpfs (`Limits.tmp`, default 256 MiB) and binds it on /tmp,
+    /var/tmp and /dev/shm (so the three together hold at most that much);
+  * sets umask 077 (files the kernel creates are 0600).
+
+transport="ipc" (TCP cannot cross the network namespace), a clean environment and a
+per-kernel runtime directory ``/run/scroll-kernels/<random>`` (base 0711, root-owned; not
+under /tmp, which the kernel sees as its own tmpfs):
 
     <rt>/conn.json   connection file (HMAC key), owned by the kernel uid, 0400
-    <rt>/ipc/        the kernel's zmq ipc sockets (owned by the kernel uid, 0700)
-    <rt>/work/       the kernel's working dir, HOME and TMPDIR (kernel uid, 0700)
+    <rt>/ipc/        the kernel's zmq ipc sockets (owned by the kernel uid, 0700); removed and
+                     made again at every start, whatever the cell put there
+    <rt>/work/       the kernel's working dir and HOME (kernel uid, 0700)
+    <rt>/ns/         root-only scratch for the mount setup (0700)
     <rt>/ms.sock     the host-side `ms` service socket (kernel uid, 0600)
 
-The runtime dir is outside the log's directory on purpose: the log may live in a 0700
-directory (pytest's tmp_path) that the kernel user cannot traverse, and the kernel never
-opens the log anyway; it asks the host-side service (scroll.kernel.service), which only
-offers read-only methods.
+The kernel never opens the log; it asks the host-side service (scroll.kernel.service), which
+only offers read-only methods.
+
+Lifetime. The kernel is pid 1 of a fresh pid namespace: when it dies, the Linux kernel kills
+every process in that namespace and reaps them (no zombie outlives it, so nothing keeps
+counting against RLIMIT_NPROC), and the namespace's tmpfs is freed. The kernel dies with the
+`unshare` process above it (parent-death signal), which dies with the host process
+(parent-death signal; the host forks it from a spawner thread that lives as long as the
+process, because PR_SET_PDEATHSIG fires when the forking THREAD exits). So a SIGKILLed host
+leaves no kernel behind.
 
 UIDs. Every kernel gets its own uid, drawn from UID_BASE..UID_BASE+UID_SPAN (no passwd
-entry needed) and checked to have no running process. RLIMIT_NPROC counts all processes and
-threads of a real uid, so a per-kernel uid gives every kernel its own process cap, and
-kernels cannot signal, ptrace or read /proc/<pid>/environ of each other. On close or
-restart every process of that uid is killed (SIGKILL, repeated until none is left).
+entry needed) and checked to have no process (zombies included). RLIMIT_NPROC counts all
+processes and threads of a real uid, so a per-kernel uid gives every kernel its own process
+cap, and kernels cannot signal, ptrace or read /proc/<pid>/environ of each other. On close
+or restart every process of that uid is killed (SIGKILL, repeated until none is left); a
+restart waits until the uid holds no process, zombies included, and moves to a fresh uid
+when some remain.
 
 Threat model (one test per claim in tests/test_kernel_sandbox.py, marker `sandbox`)
 
@@ -35,13 +60,16 @@ Covered:
      a big allocation raises MemoryError inside the kernel. Where a cgroup memory
      controller is writable (v2, or v1 as on this machine) the whole kernel (all its
      processes) is also capped at memory_limit (OOM kill -> restart + replay).
-  4. Fork bomb: RLIMIT_NPROC on the kernel's own uid (default 256 threads+processes).
+  4. Fork bomb: RLIMIT_NPROC on the kernel's own uid (default 256 threads+processes); when a
+     cell leaves the uid at its process cap, the kernel is restarted (pid namespace: all of
+     the bomb's processes die and are reaped), so later cells work.
   5. Network: a fresh network namespace; not even the host's loopback is reachable.
-  6. The log and the payload store cannot be written, dropped or deleted: the kernel runs
-     as an unprivileged uid without capabilities and no_new_privs, and the log/payload
-     files are root-owned; the `ms` protocol has no write method.
-  7. Host secrets: the kernel gets a fresh environment; /proc/<ppid>/environ and
-     /proc/1/environ belong to root and are unreadable for the kernel uid.
+  6. The log and the payload store cannot be read, written, dropped or deleted: their dirs
+     are hidden in the kernel's mount namespace, the kernel runs as an unprivileged uid
+     without capabilities and no_new_privs, the files are root-owned; the `ms` protocol has
+     no write method.
+  7. Host secrets: the kernel gets a fresh environment; it sees no host process in /proc
+     (own pid namespace), and /proc/<pid>/environ of root processes is unreadable anyway.
   8. Privilege: setuid(0) fails (no capabilities, no_new_privs blocks setuid binaries);
      root's home is not writable.
   9. Output floods: exposure is capped at max_output_chars; collection stops at
@@ -49,44 +77,60 @@ Covered:
      pieces, and a hostile single message above 16 MiB is refused by the host socket
      (ZMQ_MAXMSGSIZE; the output channel is then re-opened and the cell's notice says
      output may be missing), so host memory stays bounded.
+ 10. Kernel death (os._exit, OOM kill): detected, restarted, cells replayed.
  11. The `ms` socket and the kernel's files are owned by the kernel's own uid (0600/0700);
      other kernels (other uids) cannot connect to them or read its connection key.
- 10. Kernel death (os._exit, OOM kill): detected, restarted, cells replayed.
+ 12. Temp space: /tmp, /var/tmp and /dev/shm are one private tmpfs capped at `Limits.tmp`;
+     filling it gives ENOSPC inside the kernel, it is freed at restart and close, and
+     other kernels do not see it (files are 0600 anyway: umask 077).
+ 13. Label hygiene: `import scroll`, `import distill`, `import serve` fail in the kernel and
+     the project's source (e.g. the task generator) cannot be read by its path.
+ 14. Orphans: a SIGKILLed host takes its kernels (and everything they started) with it.
+ 15. Leftovers: restarts work after C loops, memory bombs and fork bombs (fresh pid
+     namespace each start, zombies reaped, the uid checked empty).
 
 Not covered (know these):
-  - Reads: any world-readable file on the machine is readable (including a 0644 log
-    file if the user placed it in a traversable directory). Secrets belong in 0600 files.
-  - Disk: the kernel may fill /tmp or its work dir (RLIMIT_FSIZE caps single files only).
+  - Reads: any other world-readable file on the machine is readable (e.g. a 0644 file in
+    /etc or /home). Secrets belong in 0600 files.
+  - Disk: the kernel may fill its work dir (RLIMIT_FSIZE caps single files only).
   - CPU: no CPU share limit beyond the wall-time limit per cell; background threads that
     outlive a cell keep running until the next restart.
   - Filesystem unix sockets of other services are reachable if their permissions allow it
     (the network namespace only hides network and abstract sockets).
   - Kernel exploits, side channels. This is process isolation, not a VM.
   - With several kernels, each has its own caps; the machine total is their sum.
-  - Zombie processes count towards RLIMIT_NPROC until PID 1 reaps them; a restart keeps
-    the kernel's uid, so a fork bomb's leftovers can briefly limit the restarted kernel.
-  - Model code can read the whole log through `ms` (all sessions): by design.
-Docker: `unshare --net` needs CAP_SYS_ADMIN, and setpriv needs CAP_SETUID/CAP_SETGID
-(in Docker's default set): run with `docker run --cap-add SYS_ADMIN ...` (the default
-seccomp profile allows unshare once CAP_SYS_ADMIN is granted).
+  - Model code can read every session the capability grants through `ms`: by design.
+Docker: `unshare --mount --net --pid` needs CAP_SYS_ADMIN, and setpriv needs
+CAP_SETUID/CAP_SETGID (in Docker's default set): run with `docker run --cap-add SYS_ADMIN ...`
+(the default seccomp profile allows unshare once CAP_SYS_ADMIN is granted).
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import queue
 import secrets
+import shlex
 import shutil
 import signal
 import stat
 import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RUNTIME_BASE = Path("/tmp/scroll-kernels")
+RUNTIME_BASE = Path("/run/scroll-kernels")
 UID_BASE = 2_000_000_000
 UID_SPAN = 1_000_000
-TOOLS = ("unshare", "prlimit", "setpriv")
+TOOLS = ("unshare", "prlimit", "setpriv", "mount", "umount")
+HIDDEN_PACKAGES = ("scroll", "distill", "serve")  # the kernel's Python must not import these
+SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/dev/shm")
+# never hidden, even when a log lies directly in one of them
+_SYSTEM_DIRS = {Path(p) for p in ("/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/proc",
+                                  "/sys", "/dev", "/run", "/var", "/tmp", "/home", "/root", "/opt")}
 
 
 class SandboxError(RuntimeError):
@@ -141,18 +185,21 @@ def check_sandbox(python: str) -> None:
         reason = (f"the kernel user cannot execute {python}: {why}. Make the venv from a system "
                   "Python, e.g. /usr/bin/python3 -m venv .venv")
     else:
-        p = subprocess.run(["unshare", "--net", "--", "true"], capture_output=True, text=True)
+        p = subprocess.run(["unshare", "--mount", "--net", "--pid", "--fork", "--", "sh", "-c",
+                            "mount -t tmpfs -o size=4k scroll-check /tmp"],
+                           capture_output=True, text=True)
         if p.returncode != 0:
-            reason = (f"`unshare --net` failed ({p.stderr.strip()}); in Docker run with "
-                      "--cap-add SYS_ADMIN")
+            reason = (f"`unshare --mount --net --pid` failed ({p.stderr.strip()}); in Docker run "
+                      "with --cap-add SYS_ADMIN")
     _CHECKED[python] = reason
     if reason:
         raise SandboxError(f"kernel sandbox unavailable: {reason}. Pass sandbox='off' "
                            "(CLI: --no-sandbox) to run model code UNSANDBOXED.")
 
 
-def uid_pids(uid: int) -> list[int]:
-    """Live (non-zombie) processes of `uid`."""
+def uid_pids(uid: int, zombies: bool = False) -> list[int]:
+    """Live processes of `uid` (with `zombies`: also the dead but not yet reaped ones, which
+    still count against RLIMIT_NPROC)."""
     pids = []
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -163,13 +210,41 @@ def uid_pids(uid: int) -> list[int]:
                     state = f.read().rsplit(b")", 1)[1].split()[0]
             except (OSError, IndexError):
                 continue
-            if state not in (b"Z", b"X"):
+            if zombies or state not in (b"Z", b"X"):
                 pids.append(int(d))
     return pids
 
 
 def _uid_busy(uid: int) -> bool:
-    return bool(uid_pids(uid))
+    return bool(uid_pids(uid, zombies=True))
+
+
+def uid_tasks(uid: int) -> int:
+    """Processes + threads of `uid`, zombies included: what RLIMIT_NPROC counts."""
+    n = 0
+    for pid in uid_pids(uid, zombies=True):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                n += max(1, int(f.read().rsplit(b")", 1)[1].split()[17]))
+        except (OSError, IndexError, ValueError):
+            pass
+    return n
+
+
+def ns_init_pid(uid: int) -> int | None:
+    """Host pid of the process of `uid` that is pid 1 of its own pid namespace (the kernel)."""
+    for pid in uid_pids(uid):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("NSpid:"):
+                        ids = line.split()[1:]
+                        if len(ids) > 1 and ids[-1] == "1":
+                            return pid
+                        break
+        except OSError:
+            continue
+    return None
 
 
 def allocate_uid() -> int:
@@ -178,6 +253,61 @@ def allocate_uid() -> int:
         if not _uid_busy(uid):
             return uid
     raise SandboxError("could not find a free kernel uid")
+
+
+def wait_uid_empty(uid: int, timeout: float = 2.0) -> bool:
+    """Kill what is left of `uid` and wait until no process of it (zombies included) exists."""
+    deadline = time.monotonic() + timeout
+    while True:
+        kill_uid(uid)
+        if not _uid_busy(uid):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+
+
+class _Spawner:
+    """Starts child processes from ONE thread that lives as long as the host process.
+
+    PR_SET_PDEATHSIG fires when the thread that forked the child exits, not the process: a
+    Kernel created in a short-lived worker thread would lose its kernel when that thread
+    ends. Forking from this daemon thread ties the kernels to the process instead."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self.pid = 0
+
+    def popen(self, argv: list[str], **kw) -> subprocess.Popen:
+        with self.lock:
+            if self.thread is None or not self.thread.is_alive() or self.pid != os.getpid():
+                self.jobs, self.pid = queue.Queue(), os.getpid()  # (again after a fork)
+                self.thread = threading.Thread(target=self._main, args=(self.jobs,),
+                                               name="scroll-kernel-spawner", daemon=True)
+                self.thread.start()
+            jobs = self.jobs
+        box: dict = {}
+        done = threading.Event()
+        jobs.put((argv, kw, box, done))
+        done.wait()
+        if "error" in box:
+            raise box["error"]
+        return box["proc"]
+
+    @staticmethod
+    def _main(jobs: queue.Queue) -> None:
+        while True:
+            argv, kw, box, done = jobs.get()
+            try:
+                box["proc"] = subprocess.Popen(argv, **kw)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                box["error"] = e
+            done.set()
+
+
+spawner = _Spawner()
 
 
 def kill_uid(uid: int, rounds: int = 20) -> None:
@@ -218,9 +348,9 @@ def sweep_stale(base: Path) -> None:
         except (OSError, ValueError):
             continue
         try:
-            uid = (d / "work").stat().st_uid
-            if uid >= UID_BASE:
-                kill_uid(uid)
+            for uid in {(d / sub).stat().st_uid for sub in ("work", "ipc") if (d / sub).exists()}:
+                if uid >= UID_BASE:
+                    kill_uid(uid)
         except OSError:
             pass
         MemoryCgroup.remove_named(d.name)
@@ -243,14 +373,43 @@ class RuntimeDir:
         path.mkdir(mode=0o711)
         (path / "host.pid").write_text(str(os.getpid()))
         rt = cls(path, uid)
-        for sub in ("ipc", "work"):
-            (path / sub).mkdir(mode=0o700)
-            rt.give(path / sub)
+        (path / "work").mkdir(mode=0o700)
+        rt.give(path / "work")
+        (path / "ns").mkdir(mode=0o700)  # root-only: mount setup scratch
+        rt.reset_ipc()
         return rt
 
     def give(self, p: Path) -> None:
         if self.uid is not None:
             os.chown(p, self.uid, self.uid)
+
+    def reset_ipc(self) -> None:
+        """Remove <rt>/ipc whatever it holds (the kernel owns it: a cell may have put dirs,
+        fifos or links there) and make it again, empty."""
+        ipc = self.path / "ipc"
+        try:
+            if ipc.is_symlink() or not ipc.is_dir():
+                ipc.unlink()
+            else:
+                shutil.rmtree(ipc)
+        except FileNotFoundError:
+            pass
+        ipc.mkdir(mode=0o700)
+        self.give(ipc)
+
+    def change_uid(self, uid: int) -> None:
+        """Hand the runtime dir to a fresh uid (the old one still has processes left)."""
+        self.uid = uid
+        self.reset_ipc()
+        for root, dirs, files in os.walk(self.work):
+            for name in dirs + files:
+                try:
+                    os.lchown(os.path.join(root, name), uid, uid)
+                except OSError:
+                    pass
+        self.give(self.work)
+        if self.ms_socket.exists():
+            self.give(self.ms_socket)
 
     @property
     def conn_file(self) -> Path:
@@ -265,8 +424,7 @@ class RuntimeDir:
         return self.path / "ms.sock"
 
     def write_connection(self) -> dict:
-        for f in (self.path / "ipc").iterdir():  # stale sockets from a killed kernel
-            f.unlink(missing_ok=True)
+        self.reset_ipc()  # stale sockets from a killed kernel, or whatever a cell put there
         info = {"transport": "ipc", "ip": str(self.path / "ipc" / "k"), "shell_port": 1,
                 "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5,
                 "key": self.key, "signature_scheme": "hmac-sha256", "kernel_name": "scroll"}
@@ -281,7 +439,7 @@ class RuntimeDir:
     def env(self) -> dict[str, str]:
         w = str(self.work)
         threads = str(min(4, os.cpu_count() or 1))
-        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": w, "TMPDIR": w,
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": w, "TMPDIR": "/tmp",
                 "USER": "scroll-kernel", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                 "IPYTHONDIR": f"{w}/.ipython", "JUPYTER_CONFIG_DIR": f"{w}/.jupyter",
                 "JUPYTER_DATA_DIR": f"{w}/.jupyter", "JUPYTER_RUNTIME_DIR": f"{w}/.jupyter",
@@ -299,19 +457,106 @@ class Limits:
     memory: int = 4 << 30
     nproc: int = 256
     fsize: int = 1 << 30
+    tmp: int = 256 << 20  # /tmp + /var/tmp + /dev/shm together (one private tmpfs)
 
 
-def kernel_command(python: str, conn_file: Path, uid: int | None, limits: Limits) -> list[str]:
-    """argv for the kernel; sandboxed when uid is given."""
+def _venv_root(python: str) -> Path:
+    """The venv (dir with pyvenv.cfg) or install prefix a python executable belongs to."""
+    bindir = Path(python).absolute().parent
+    return bindir.parent if (bindir.parent / "pyvenv.cfg").exists() else bindir
+
+
+def project_paths() -> list[Path]:
+    """What the kernel must not see: the checkout root and the dirs of the packages that
+    hold the answer key's generator and the training/serving code (found without importing
+    them, whether installed editable or not)."""
+    out: list[Path] = []
+    for name in HIDDEN_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            pkg = Path(loc).resolve()
+            out.append(pkg)
+            if (pkg.parent / "pyproject.toml").exists() and pkg.parent not in _SYSTEM_DIRS:
+                out.append(pkg.parent)  # a checkout (editable install): hide all of it
+    return out
+
+
+def _inside(p: Path, root: Path) -> bool:
+    return p == root or root in p.parents
+
+
+def mount_plan(hide: list[Path], keep: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
+    """(outer hides, keeps to bind back, inner hides): hides below a kept path are made after
+    the kept path is bound back; a hide that contains the python's own prefix is fine (the
+    prefix is kept), a hide that is a system dir or contains the runtime dir is dropped."""
+    hide = sorted({Path(os.path.realpath(h)) for h in hide if Path(h).is_dir()},
+                  key=lambda p: len(p.parts))
+    keep = [Path(os.path.realpath(k)) for k in keep]
+    chosen: list[Path] = []
+    for h in hide:
+        if h in _SYSTEM_DIRS or any(_inside(h, c) for c in chosen):
+            continue
+        chosen.append(h)
+    outer = [h for h in chosen if not any(_inside(h, k) for k in keep)]
+    inner = [h for h in chosen if h not in outer]
+    back = [k for k in keep if any(_inside(k, h) and k != h for h in outer)]
+    return outer, back, inner
+
+
+def setup_script(rt: Path, limits: Limits, hide: list[Path], keep: list[Path],
+                 cgroup: Path | None) -> str:
+    """The root part inside the new namespaces (see the module docstring)."""
+    q = shlex.quote
+    ns = rt / "ns"
+    lines = ["set -e"]
+    if cgroup is not None:
+        lines.append(f"echo $$ > {q(str(cgroup / 'cgroup.procs'))}")
+    lines.append("mount -t proc -o nosuid,nodev,noexec proc /proc")
+    outer, back, inner = mount_plan(hide, keep)
+    for i, k in enumerate(back):
+        lines += [f"mkdir -p {q(str(ns / f'k{i}'))}", f"mount --bind {q(str(k))} {q(str(ns / f'k{i}'))}"]
+    for h in outer:
+        lines.append(f"mount -t tmpfs -o size=64k,mode=0755,nosuid,nodev scroll-hidden {q(str(h))}")
+    for i, k in enumerate(back):
+        lines += [f"mkdir -p {q(str(k))}", f"mount --move {q(str(ns / f'k{i}'))} {q(str(k))}"]
+    for h in outer:
+        lines.append(f"mount -o remount,ro {q(str(h))}")
+    for h in inner:
+        lines.append(f"mount -t tmpfs -o ro,size=4k,mode=0755,nosuid,nodev scroll-hidden {q(str(h))}")
+    t = ns / "t"
+    lines += [f"mkdir -p {q(str(t))}",
+              f"mount -t tmpfs -o size={limits.tmp},mode=0700,nosuid,nodev scroll-tmp {q(str(t))}"]
+    for i, m in enumerate(SCRATCH_MOUNTS):
+        lines += [f"mkdir -m 1777 {q(str(t / str(i)))}",
+                  f"if [ -d {m} ]; then mount --bind {q(str(t / str(i)))} {m}; fi"]
+    lines += [f"umount -l {q(str(t))}", "umask 077", 'exec "$@"']
+    return "\n".join(lines)
+
+
+def kernel_command(python: str, conn_file: Path, uid: int | None, limits: Limits, *,
+                   hide: list[Path] = (), cgroup: Path | None = None) -> list[str]:
+    """argv for the kernel; sandboxed when uid is given (`hide`: extra dirs to hide, e.g.
+    the log's; the project's own paths are always hidden)."""
     kernel = [python, "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", str(conn_file),
               "--HistoryManager.enabled=False", "--IPKernelApp.quiet=True"]
     if uid is None:
         return kernel
-    return ["unshare", "--net", "--",
+    rt = Path(conn_file).parent
+    keep = [_venv_root(python), _venv_root(os.path.realpath(python)), rt,
+            Path(sys.base_prefix)]
+    script = setup_script(rt, limits, [*project_paths(), *map(Path, hide)], keep, cgroup)
+    return ["setpriv", "--pdeathsig", "SIGKILL", "--",
+            "unshare", "--mount", "--net", "--pid", "--fork", "--kill-child=SIGKILL",
+            "--propagation", "private", "--",
+            "sh", "-c", script, "scroll-kernel-setup",
             "prlimit", f"--data={limits.memory}", f"--nproc={limits.nproc}",
             f"--fsize={limits.fsize}", "--core=0", "--",
             "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--", *kernel]
+            "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all",
+            "--pdeathsig", "SIGKILL", "--", *kernel]
 
 
 class MemoryCgroup:
@@ -358,11 +603,6 @@ class MemoryCgroup:
             pass
         return out
 
-    def prefix(self) -> list[str]:
-        """argv prefix that moves the launched process into the cgroup, then execs."""
-        if self.path is None:
-            return []
-        return ["sh", "-c", f'echo $$ > "{self.path}/cgroup.procs" && exec "$@"', "sh"]
 
     @classmethod
     def remove_named(cls, name: str) -> None:
