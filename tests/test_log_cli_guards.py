@@ -267,3 +267,42 @@ def test_migrate_copies_and_refuses_an_existing_target(tmp_path):
     r = _run("migrate", foreign, tmp_path / "n3.db")
     _failed_cleanly(r, 1)
     assert not (tmp_path / "n3.db").exists()
+
+
+def _v1_log(path):
+    """A schema-v1 log (before origins and the hash chain), as an old Scroll wrote it."""
+    from scroll.migrations import SCHEMA_V1
+
+    raw = sqlite3.connect(path)
+    raw.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                "applied_at TEXT NOT NULL)")
+    raw.executescript(SCHEMA_V1)
+    raw.execute("INSERT INTO log_info VALUES ('log_id', 'oldlog0001'), ('created', '2024-01-01')")
+    raw.execute("INSERT INTO schema_migrations VALUES (1, 'events, append-only triggers, log identity', 'x')")
+    for i, (kind, role) in enumerate([("message", "user"), ("code", "assistant")], 1):
+        raw.execute("INSERT INTO events(session, time, kind, role, text, meta, payload, tokens) VALUES "
+                    "('s', ?, ?, ?, ?, '{}', NULL, 3)", (f"2024-01-0{i}", kind, role, f"old {kind} apple"))
+    raw.commit()
+    raw.close()
+    return path
+
+
+def test_v1_log_import_refused_verify_fails_migrate_copies(tmp_path):
+    old = _v1_log(tmp_path / "old.db")
+    sha = _sha(old)
+    f = tmp_path / "ok.jsonl"
+    f.write_text(_OK)
+    r = _run("import", f, "--db", old)
+    _failed_cleanly(r, 1)
+    assert "scroll migrate" in r.output and _sha(old) == sha
+    r = _run("verify", "--db", old, "--json")
+    _failed_cleanly(r, 1)
+    assert "migrate" in json.loads(r.stdout)["reason"]
+    assert _run("search", "apple", "--db", old, "--json").exit_code == 0  # still readable
+    r = _run("migrate", old, tmp_path / "new.db", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["events"] == 2 and out["ok"] and out["origins"]["agent"] == 1 and _sha(old) == sha
+    hits = json.loads(_run("search", "apple", "--db", tmp_path / "new.db", "--origin", "agent", "--json").stdout)
+    assert [(h["seq"], h["origin"]) for h in hits] == [(2, "agent")]
+    assert _run("verify", "--db", tmp_path / "new.db").exit_code == 0
