@@ -47,9 +47,9 @@ def open_log(path: Path, as_json: bool = False, **kw):
         fail(str(e), as_json=as_json)
 
 
-def _scope(sessions: Optional[str], all_sessions: bool, log, as_json: bool = False):
+def _parse_scope(sessions: Optional[str], all_sessions: bool, as_json: bool = False):
     """--sessions / --all-sessions -> Agent.run(sessions=...): None (every history session),
-    ALL_SESSIONS (the whole log) or a list of session names that exist in the log."""
+    ALL_SESSIONS (the whole log) or a list of session names (checked by `_check_scope`)."""
     from scroll.agent import ALL_SESSIONS
 
     if sessions is not None and all_sessions:
@@ -61,13 +61,20 @@ def _scope(sessions: Optional[str], all_sessions: bool, log, as_json: bool = Fal
     names = list(dict.fromkeys(n.strip() for n in sessions.split(",") if n.strip()))
     if not names:
         fail("--sessions needs at least one session name (a,b,c)", as_json=as_json)
+    return names
+
+
+def _check_scope(scope, log, as_json: bool = False):
+    """Every session named by --sessions exists in the log (a typo would scope the run to nothing)."""
+    if not isinstance(scope, list):
+        return scope
     known = {row["session"] for row in log.sessions()}
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in scope if n not in known]
     if unknown:
         listed = sorted(known)
         fail(f"--sessions: no session {', '.join(map(repr, unknown))} in {log.path} (sessions: "
-             f"{', '.join(listed[:20])}{' …' if len(listed) > 20 else ''})", as_json=as_json)
-    return names
+             f"{', '.join(listed[:20]) or 'none'}{' …' if len(listed) > 20 else ''})", as_json=as_json)
+    return scope
 
 
 def _model_backend(model_url: Optional[str], llm_cfg: Optional[str], required: bool):
@@ -255,6 +262,7 @@ def register(app: typer.Typer) -> None:
 
         if not session.strip():
             fail("--session must not be empty", as_json=as_json)
+        scope = _parse_scope(sessions, all_sessions, as_json)
         try:
             cfg = _loop_config(loop, max_steps=max_steps, sandbox=False if no_sandbox else None)
             model = _model_backend(model_url, llm, required=True)
@@ -262,7 +270,7 @@ def register(app: typer.Typer) -> None:
             fail(str(e), as_json=as_json)
         c = console()
         with open_log(db_path(db), as_json) as log:
-            scope = _scope(sessions, all_sessions, log, as_json)
+            _check_scope(scope, log, as_json)
             with Agent(log, model, cfg, session=session,
                        on_step=None if as_json else _show_step(c, "model")) as agent:
                 res = agent.run(task, sessions=scope)
@@ -302,6 +310,7 @@ def register(app: typer.Typer) -> None:
 
         if not session.strip():
             fail("--session must not be empty", as_json=as_json)
+        scope = _parse_scope(sessions, all_sessions, as_json)
         try:
             cfg = _loop_config(loop, sandbox=False if no_sandbox else None)
             model = _model_backend(model_url, llm, required=True)
@@ -310,7 +319,7 @@ def register(app: typer.Typer) -> None:
         c = console()
         path = db_path(db)
         with open_log(path, as_json) as log:
-            scope = _scope(sessions, all_sessions, log, as_json)
+            _check_scope(scope, log, as_json)
             if not as_json:
                 c.print(f"[bold]scroll chat[/] · {model.describe()} · log {path} · empty line or Ctrl-D to quit")
             with Agent(log, model, cfg, session=session,

@@ -18,9 +18,22 @@ def _bench() -> None:
 
 def _sizes(text: str) -> list[int]:
     try:
-        return [int(float(x)) for x in text.split(",") if x.strip()]
-    except ValueError:
+        sizes = [int(float(x)) for x in text.split(",") if x.strip()]
+    except (ValueError, OverflowError):
         raise typer.BadParameter(f"sizes must be numbers like 1e6,10e6: {text!r}") from None
+    if not sizes or any(n < 1000 for n in sizes):
+        raise typer.BadParameter(f"sizes must be word counts >= 1000, like 1e6,10e6: {text!r}")
+    return sizes
+
+
+def _systems(text: str) -> tuple[str, ...]:
+    from scroll.bench.search_bench import SYSTEMS
+
+    names = tuple(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
+    bad = [n for n in names if n not in SYSTEMS]
+    if not names or bad:
+        raise typer.BadParameter(f"systems must be a comma list of {', '.join(SYSTEMS)}: {text!r}")
+    return names
 
 
 @bench_app.command("search")
@@ -28,11 +41,11 @@ def search_cmd(
     sizes: str = typer.Option("1e6,10e6,18e6", help="Corpus sizes in whitespace words, comma-separated."),
     out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
-    seed: int = typer.Option(0, help="Corpus and query seed."),
-    queries: int = typer.Option(300, help="Queries per timing pass."),
-    tail: int = typer.Option(20_000, help="Events appended one by one in the interleaved phase."),
-    every: int = typer.Option(500, help="One search after every N appends."),
-    durability: str = typer.Option("full", help="synchronous=FULL or NORMAL for both systems."),
+    seed: int = typer.Option(0, min=0, help="Corpus and query seed."),
+    queries: int = typer.Option(300, min=1, help="Queries per timing pass."),
+    tail: int = typer.Option(20_000, min=0, help="Events appended one by one in the interleaved phase."),
+    every: int = typer.Option(500, min=1, help="One search after every N appends."),
+    durability: str = typer.Option("full", help="synchronous=FULL or NORMAL for both systems: full | normal."),
     systems: str = typer.Option("ours,fts5", help="Systems to run."),
     quality: bool = typer.Option(True, help="Measure recall@10 on generated conversations."),
     locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure recall@10 on LoCoMo JSON."),
@@ -42,8 +55,10 @@ def search_cmd(
     from scroll.bench import report
     from scroll.bench.search_bench import BenchConfig, run
 
+    if durability.lower() not in ("full", "normal"):
+        raise typer.BadParameter(f"must be full or normal, not {durability!r}", param_hint="--durability")
     cfg = BenchConfig(sizes=_sizes(sizes), seed=seed, queries=queries, tail=tail, every=every,
-                      durability=durability, systems=tuple(s.strip() for s in systems.split(",") if s.strip()),
+                      durability=durability.lower(), systems=_systems(systems),
                       quality=quality, locomo=locomo, workdir=workdir)
     progress = None if as_json else (lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True))
     result = run(cfg, progress=progress)
@@ -65,8 +80,8 @@ def search_cmd(
 @bench_app.command("recall")
 def recall_cmd(
     locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure on LoCoMo JSON (local copy)."),
-    words: int = typer.Option(60_000, help="Size of the generated conversation set."),
-    seed: int = typer.Option(1001, help="Seed of the generated set (tuning used seeds < 1000)."),
+    words: int = typer.Option(60_000, min=1000, help="Size of the generated conversation set."),
+    seed: int = typer.Option(1001, min=0, help="Seed of the generated set (tuning used seeds < 1000)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
@@ -88,7 +103,7 @@ def recall_cmd(
 
 @bench_app.command("tune")
 def tune_cmd(
-    words: int = typer.Option(60_000, help="Words per generated corpus."),
+    words: int = typer.Option(60_000, min=1000, help="Words per generated corpus."),
     out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
