@@ -96,8 +96,11 @@ def filter_mask(f: Filters, n: int, code_of: Callable[[str, str], int | None],
             # times[:len(until)] <= until; an until at least as wide as the column cuts nothing,
             # so it is compared as is (never widen the column to the length of the filter)
             width = times.dtype.itemsize // 4 if times.dtype.kind == "U" else None
-            if width is not None and len(f.until) < width:
-                times = times.astype(f"<U{len(f.until)}")
-            m &= times <= f.until
+            if not f.until:
+                pass  # every time starts with "" (numpy would read <U0 as "unsized")
+            elif width is not None and len(f.until) < width:
+                m &= times.astype(f"<U{len(f.until)}") <= f.until
+            else:
+                m &= times <= f.until
         both(m)
     return mask
