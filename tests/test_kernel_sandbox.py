@@ -1,9 +1,9 @@
 """Hostile-cell suite: one test per claim of the threat model in scroll/kernel/sandbox.py.
 
-The log lives in a world-traversable dir with a 0644 db file, so the kernel user can reach
-(and read) it: the write attacks are real attempts, not blocked by an untraversable path.
-After every attack a follow-up cell must work and every pre-existing event stays
-byte-identical.
+The log lives in a world-traversable dir outside /tmp with a 0644 db file, so without the
+kernel's mount namespace the kernel user could read it: the sandbox must hide it, and the
+write attacks must fail as well. After every attack a follow-up cell must work and every
+pre-existing event stays byte-identical.
 """
 from __future__ import annotations
 
@@ -22,13 +22,16 @@ import pytest
 
 from scroll.events import EventLog
 from scroll.kernel import Kernel
+from scroll.kernel import sandbox as sbx
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.sandbox
 
 
 @pytest.fixture
 def open_dir():
-    d = Path(tempfile.mkdtemp(prefix="scroll-sbx-", dir="/tmp"))
+    d = Path(tempfile.mkdtemp(prefix="scroll-sbx-", dir="/var/lib"))  # not under the kernel's /tmp
     os.chmod(d, 0o755)
     yield d
     shutil.rmtree(d, ignore_errors=True)
@@ -137,9 +140,13 @@ def test_log_and_payloads_cannot_be_changed(k, log):
     before = snapshot(log)
     db = str(log.path)
     root = str(log.payloads.root)
-    # the target is reachable: the kernel can read the db file (0644) ...
-    r = k.execute(f"print(len(open({db!r}, 'rb').read(16)))")
-    assert r.stdout == "16\n", r.error
+    # the host can reach the 0644 db through a world-traversable dir; the kernel cannot see it
+    assert os.stat(db).st_mode & 0o004 and os.stat(os.path.dirname(db)).st_mode & 0o001
+    r = k.execute(f"import os\nprint(os.path.exists({db!r}), os.listdir({os.path.dirname(db)!r}), "
+                  f"os.listdir({root!r}) if os.path.isdir({root!r}) else [])")
+    assert r.error is None and r.stdout == "False [] []\n", (r.stdout, r.error)
+    r = k.execute(f"open({db!r}, 'rb').read(16)")
+    assert r.error and ("FileNotFoundError" in r.error or "PermissionError" in r.error)
     attacks = [
         f"import sqlite3; c = sqlite3.connect({db!r}); c.execute(\"INSERT INTO events(session, time, kind, role, text, meta, tokens) VALUES ('x','t','k','r','evil','{{}}',1)\"); c.commit()",
         f"import sqlite3; c = sqlite3.connect({db!r}); c.execute('DROP TABLE events'); c.commit()",
@@ -154,7 +161,8 @@ def test_log_and_payloads_cannot_be_changed(k, log):
     ]
     for code in attacks:
         r = k.execute(code)
-        assert r.error, f"attack did not fail: {code}"
+        # (walking the hidden payload dir finds nothing to delete: no error, nothing changed)
+        assert r.error or "os.walk" in code, f"attack did not fail: {code}"
         assert_unchanged(before, log)
     assert_usable(k)
     assert_unchanged(before, log)
@@ -173,7 +181,7 @@ for m in ['append', 'append_many', '_conn', '__init__', 'log', 'delete']:
 out.append(ask(b'{not json')['ok'])
 out.append(ask(b'[1,2,3]')['ok'])
 out.append(ask(json.dumps({'method': 'search', 'params': {'query': 1}}).encode())['ok'])
-out.append(ask(json.dumps({'method': 'expand', 'params': {'lo': 1, 'hi': 10**9}}).encode())['ok'])
+out.append(ask(json.dumps({'method': 'expand', 'params': {'lo': -1}}).encode())['ok'])
 try:  # the server answers 'request too large' and hangs up, maybe mid-send
     out.append(ask(b'x' * (2 << 20))['ok'])
 except (BrokenPipeError, ConnectionResetError):
@@ -184,7 +192,7 @@ print(out)
     assert r.error is None, r.error
     assert r.stdout.strip() == str([False] * 11)
     r = k.execute("print([h.seq for h in ms.search('secret plan', session='old')])")
-    assert r.stdout.strip().startswith("[1")  # best hit first (the next turn may match as context)
+    assert r.error is None and r.stdout == "[]\n"  # still answering; 'old' is outside a bare kernel's scope
     assert_unchanged(before, log)
     assert log.max_seq() == r.seqs[-1]  # nothing but the cells' own events was appended
     assert_usable(k)
@@ -203,11 +211,12 @@ for p in [f'/proc/{{os.getppid()}}/environ', '/proc/1/environ', *glob.glob('/pro
             found.append(p)
     except OSError:
         pass
-print(found, os.getppid() > 0)
+host_pids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) > 50]
+print(found, os.getpid(), os.getppid(), host_pids)
 """
         r = k.execute(code)
         assert r.error is None, r.error
-        assert r.stdout.strip() == "[] True"
+        assert r.stdout.strip() == "[] 1 0 []"  # pid 1 of its own pid namespace: no host process
         assert secret not in r.stdout
 
 
@@ -315,3 +324,118 @@ print(res)
         assert r.error is None, r.error
         assert "open" not in r.stdout, r.stdout
         assert kb.execute("print('alive')").stdout == "alive\n"
+
+
+def test_tmp_is_private_capped_and_freed(log):
+    """/tmp, /var/tmp and /dev/shm: one private tmpfs, capped, 0600 files, gone at restart/close."""
+    host_shm = set(os.listdir("/dev/shm"))
+    with Kernel(log, "a", tmp_size="64M", timeout=20) as ka, Kernel(log, "b") as kb:
+        ka.execute("x = 42")
+        code = """
+import os, errno
+out = []
+for d in ('/dev/shm', '/tmp', '/var/tmp'):
+    try:
+        with open(d + '/fill', 'wb') as f:
+            for _ in range(100):
+                f.write(b'x' * (1 << 20))
+        out.append('filled')
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+    os.remove(d + '/fill')
+open('/tmp/mine', 'w').write('secret')
+print(out, oct(os.stat('/tmp/mine').st_mode & 0o777), os.listdir('/dev/shm'))
+1 / 0  # a failed cell is not replayed: what it wrote must be gone after a restart
+"""
+        r = ka.execute(code)
+        assert r.error.startswith("ZeroDivisionError"), r.error
+        assert r.stdout == "['ENOSPC', 'ENOSPC', 'ENOSPC'] 0o600 []\n", r.stdout
+        assert set(os.listdir("/dev/shm")) == host_shm and not os.path.exists("/tmp/mine")
+        assert kb.execute("import os; print(os.listdir('/tmp'))").stdout == "[]\n"
+        ka.execute("open('/dev/shm/big', 'wb').write(b'y' * (50 << 20)); 1 / 0")
+        r = ka.execute("import os; os._exit(1)")
+        assert "restarted" in r.notice
+        r = ka.execute("import os; print(os.listdir('/tmp'), os.listdir('/dev/shm'), x)")
+        assert r.stdout == "[] [] 42\n", (r.stdout, r.error)
+    assert set(os.listdir("/dev/shm")) == host_shm
+
+
+def test_project_and_packages_are_hidden(k):
+    """Label hygiene: no `import scroll` (the task generator), no distill/serve, no source."""
+    gen = ROOT / "scroll" / "tasks" / "history.py"
+    assert gen.exists()
+    code = f"""
+out = []
+for m in ('scroll', 'distill', 'serve', 'scroll.tasks'):
+    try:
+        __import__(m)
+        out.append(m + ' imported')
+    except ImportError as e:
+        out.append(type(e).__name__)
+for p in ({str(gen)!r}, {str(ROOT / 'pyproject.toml')!r}):
+    try:
+        open(p).read()
+        out.append('read ' + p)
+    except OSError as e:
+        out.append(type(e).__name__)
+import os, json, numpy, ipykernel
+print(out, os.listdir({str(ROOT)!r}))
+"""
+    r = k.execute(code)
+    assert r.error is None, r.error
+    assert r.stdout.startswith("['ModuleNotFoundError', 'ModuleNotFoundError', 'ModuleNotFoundError', "
+                               "'ModuleNotFoundError', 'FileNotFoundError', 'FileNotFoundError']"), r.stdout
+    assert "scroll" not in r.stdout.split("]", 1)[1]  # the checkout shows at most the venv
+    assert_usable(k)
+
+
+def test_kernel_dies_with_a_killed_host(tmp_path):
+    """Host SIGKILLed: its kernel (created in a short-lived thread) and all it started die."""
+    import signal
+    import subprocess
+    import sys
+
+    db = tmp_path / "h.db"
+    script = f"""
+import os, sys, threading, time
+from scroll.events import EventLog
+from scroll.kernel import Kernel
+box = {{}}
+t = threading.Thread(target=lambda: box.update(k=Kernel(EventLog({str(db)!r}), 's', timeout=600)))
+t.start(); t.join(); time.sleep(0.5)   # the creating thread is gone: the kernel must live on
+k = box['k']
+print(k.rt.uid, k.execute("print('alive')").stdout.strip(), flush=True)
+k.execute("import os\\nif os.fork() == 0:\\n    while True: pass\\nwhile True: pass")
+"""
+    host = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
+    try:
+        uid, alive = host.stdout.readline().split()
+        uid = int(uid)
+        assert alive == "alive"
+        time.sleep(1.0)
+        assert len(sbx.uid_pids(uid)) >= 2  # the kernel and its forked busy child
+        host.send_signal(signal.SIGKILL)
+        host.wait(10)
+        deadline = time.monotonic() + 5
+        while sbx.uid_pids(uid, zombies=True) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sbx.uid_pids(uid, zombies=True) == []
+    finally:
+        host.kill()
+
+
+@pytest.mark.slow
+def test_restart_after_c_loop_memory_bomb_and_fork_bomb(k):
+    """What the attacks leave (a fork bomb's processes holding the uid's process cap) must
+    not break later cells or restarts; a 50 MB print still comes back capped."""
+    k.execute("sum(range(10**13))", timeout=1)
+    k.execute("b = bytearray(6 * 1024**3)")
+    r = k.execute("import os\nwhile True:\n    os.fork()", timeout=5)
+    assert r.error
+    r = k.execute("print('y' * 50_000_000)")
+    assert r.error is None, (r.error, r.notice)
+    assert r.truncated and r.stdout.startswith("y" * 1000) and r.stdout.rstrip().endswith("y" * 1000)
+    assert len(k.log.payloads.get(r.handle)) == 50_000_001
+    r = k.execute("import os; os._exit(1)")
+    assert "restarted" in r.notice and "FAILED" not in r.notice
+    assert_usable(k)
