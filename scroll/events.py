@@ -35,12 +35,12 @@ import math
 import os
 import sqlite3
 import threading
-import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from . import migrations
+from .migrations import LogError, connect_readonly
 from .origin import Origin
 from .payloads import Handle, PayloadError, PayloadStore
 
@@ -48,13 +48,7 @@ logger = logging.getLogger(__name__)
 
 INLINE_MAX = 64 * 1024  # characters kept in the row; longer texts go to the payload store
 PREVIEW_CHARS = 2000
-_SQLITE_HEADER = b"SQLite format 3\x00"
 _BATCH = 256  # rows per fetch when streaming
-
-
-class LogError(ValueError):
-    """The file is not a log this code may open that way (missing, foreign, newer,
-    tampered, read-only), or a write to a read-only log. The message is one line."""
 
 
 def utc_now() -> str:
@@ -141,36 +135,6 @@ def _origin_set(values: Any) -> frozenset[str] | None:
     return frozenset(Origin.parse(v).value for v in values)
 
 
-def _ro_uri(path: Path, immutable: bool) -> str:
-    return "file:" + urllib.parse.quote(str(path.resolve())) + ("?immutable=1" if immutable else "?mode=ro")
-
-
-def connect_readonly(path: Path) -> sqlite3.Connection:
-    """A connection that cannot write the database or create its -wal/-shm.
-
-    `mode=ro` on a WAL database creates -wal/-shm when they are missing (and fails with
-    "attempt to write a readonly database" where it cannot): with no -wal file there is
-    no live writer and nothing to recover, so such a database is opened `immutable`."""
-    header = path.open("rb").read(100)
-    wal = Path(str(path) + "-wal")
-    wal_mode = len(header) >= 20 and header[18] == 2 and header[19] == 2
-    wal_empty = not wal.exists() or wal.stat().st_size == 0
-    immutable = wal_mode and not wal.exists()
-    conn = sqlite3.connect(_ro_uri(path, immutable), uri=True, isolation_level=None,
-                           check_same_thread=False, timeout=60)
-    try:
-        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.OperationalError as e:
-        conn.close()
-        if immutable or not wal_empty:
-            raise LogError(f"{path}: cannot be read read-only ({e}); its -wal file holds commits that need "
-                           "a writable -shm: open it once writable, or copy it") from None
-        conn = sqlite3.connect(_ro_uri(path, True), uri=True, isolation_level=None,
-                               check_same_thread=False, timeout=60)
-    conn.execute("PRAGMA busy_timeout=60000")
-    return conn
-
-
 class EventLog:
     """Append-only event log with payloads and BM25 search. Thread-safe; no threads."""
 
@@ -194,7 +158,10 @@ class EventLog:
         self.readonly = bool(readonly)
         self.readonly_reason = f"{self.path} was opened read-only" if readonly else None
         self.tampered: str | None = None  # what the schema check found (read-only opens only)
-        self._open(_info)
+        opened = migrations.open_log(self.path, readonly=self.readonly, durability=durability, info=_info)
+        self._conn, self.schema_version = opened.conn, opened.version
+        self.readonly, self.tampered = opened.readonly, opened.tampered
+        self.readonly_reason = opened.readonly_reason or self.readonly_reason
         self.log_id = self._conn.execute("SELECT value FROM log_info WHERE key='log_id'").fetchone()[0]
         row = self._conn.execute("SELECT value FROM log_info WHERE key='genesis'").fetchone()
         self._genesis = row[0] if row else migrations.genesis_hash(self.log_id)
@@ -203,74 +170,6 @@ class EventLog:
         self.payloads = PayloadStore(str(self.path) + ".payloads")
         self._index = None
         self._index_options = dict(index_options or {})
-
-    # -------------------------------------------------------------- opening
-    def _open(self, info: dict | None) -> None:
-        path = self.path
-        if path.is_dir():
-            raise LogError(f"{path} is a directory, not an event log file")
-        exists = path.exists()
-        if self.readonly and not exists:
-            raise LogError(f"no event log at {path}")
-        version = 0
-        if exists and path.stat().st_size > 0:
-            with path.open("rb") as fh:
-                if fh.read(16) != _SQLITE_HEADER:
-                    raise LogError(f"{path} is not a SQLite database, so not a Scroll event log; nothing was written")
-            try:
-                ro = connect_readonly(path)
-                try:
-                    version = self._inspect(ro)
-                finally:
-                    if not self.readonly:
-                        ro.close()
-            except sqlite3.DatabaseError as e:
-                raise LogError(f"{path}: not a usable Scroll event log ({e}); nothing was written") from None
-            if self.readonly:
-                self._conn, self.schema_version = ro, version
-                return
-        elif self.readonly:
-            raise LogError(f"{path} is an empty file, not a Scroll event log")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=60)
-            self._conn = conn
-            conn.execute("PRAGMA busy_timeout=60000")
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if mode.lower() != "wal":
-                raise sqlite3.OperationalError(f"could not enable WAL (journal_mode={mode})")
-            conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
-            self.schema_version = migrations.create(conn, info) if version == 0 else migrations.apply(conn)
-        except sqlite3.DatabaseError as e:
-            raise LogError(f"{path}: not a usable Scroll event log ({e})") from None
-        except migrations.SchemaError as e:
-            raise LogError(f"{path}: {e}") from None
-
-    def _inspect(self, conn: sqlite3.Connection) -> int:
-        """The schema version of an existing file; refuses what may not be opened this way."""
-        path = self.path
-        version = migrations.version_of(conn)
-        if version is None:
-            raise LogError(f"{path} is not a Scroll event log (foreign database); nothing was written")
-        if version == 0:
-            if self.readonly:
-                raise LogError(f"{path} is an empty SQLite database, not a Scroll event log")
-            return 0
-        if version > migrations.LATEST:
-            raise LogError(f"{path} was written by a newer Scroll (schema v{version} > v{migrations.LATEST}); upgrade")
-        if version < 2:
-            self.readonly = True
-            self.readonly_reason = (f"{path} is a schema v{version} log (no origins, no hash chain), so it opens "
-                                    f"read-only; copy it into a new log with `scroll migrate {path} NEW.db`")
-            return version
-        problem = migrations.schema_problem(conn, version)
-        if problem:
-            if not self.readonly:
-                raise LogError(f"{path}: the event log's schema was tampered with ({problem}); refusing to open it "
-                               "for writing. Open it read-only and run `scroll verify`")
-            self.tampered = problem
-            logger.warning("%s: the event log's schema was tampered with (%s); run `scroll verify`", path, problem)
-        return version
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:

@@ -35,13 +35,17 @@ What SQLite cannot prevent (and what is done about it):
 from __future__ import annotations
 
 import hashlib
-import json
+import logging
 import re
 import sqlite3
+import urllib.parse
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger("scroll.events")  # open-time warnings belong to the log's logger
 
 LATEST = 2
 
@@ -132,7 +136,12 @@ MIGRATION_RULE = (f"origin = 'agent' if kind in {list(AGENT_KINDS)} else 'histor
                   "(applied by scroll migrate to v1 rows, which had no origin)")
 
 
-class SchemaError(ValueError):
+class LogError(ValueError):
+    """The file is not a log this code may open that way (missing, foreign, newer,
+    tampered, read-only), or a write to a read-only log. The message is one line."""
+
+
+class SchemaError(LogError):
     """The database's schema is not what this code expects (newer, foreign, tampered)."""
 
 
@@ -279,6 +288,117 @@ def apply(conn: sqlite3.Connection) -> int:
     return version
 
 
+# ------------------------------------------------------------------------ opening
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _ro_uri(path: Path, immutable: bool) -> str:
+    return "file:" + urllib.parse.quote(str(path.resolve())) + ("?immutable=1" if immutable else "?mode=ro")
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write the database or create its -wal/-shm.
+
+    `mode=ro` on a WAL database creates -wal/-shm when they are missing (and fails with
+    "attempt to write a readonly database" where it cannot): with no -wal file there is
+    no live writer and nothing to recover, so such a database is opened `immutable`."""
+    with path.open("rb") as fh:
+        header = fh.read(100)
+    wal = Path(str(path) + "-wal")
+    wal_mode = len(header) >= 20 and header[18] == 2 and header[19] == 2
+    wal_empty = not wal.exists() or wal.stat().st_size == 0
+    immutable = wal_mode and not wal.exists()
+    conn = sqlite3.connect(_ro_uri(path, immutable), uri=True, isolation_level=None,
+                           check_same_thread=False, timeout=60)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.OperationalError as e:
+        conn.close()
+        if immutable or not wal_empty:
+            raise LogError(f"{path}: cannot be read read-only ({e}); its -wal file holds commits that need "
+                           "a writable -shm: open it once writable, or copy it") from None
+        conn = sqlite3.connect(_ro_uri(path, True), uri=True, isolation_level=None,
+                               check_same_thread=False, timeout=60)
+    conn.execute("PRAGMA busy_timeout=60000")
+    return conn
+
+
+@dataclass
+class Opened:
+    conn: sqlite3.Connection
+    version: int
+    readonly: bool
+    readonly_reason: str | None = None
+    tampered: str | None = None
+
+
+def open_log(path: Path, *, readonly: bool, durability: str, info: dict | None = None) -> Opened:
+    """Open (or create) an event log file, refusing what may not be opened that way BEFORE
+    anything is written: a directory, a missing file (read-only), not SQLite, a foreign or
+    newer database, a tampered schema (writable). A v1 log comes back read-only."""
+    if path.is_dir():
+        raise LogError(f"{path} is a directory, not an event log file")
+    exists = path.exists()
+    if readonly and not exists:
+        raise LogError(f"no event log at {path}")
+    version, tampered, reason = 0, None, None
+    if exists and path.stat().st_size > 0:
+        with path.open("rb") as fh:
+            if fh.read(16) != _SQLITE_HEADER:
+                raise LogError(f"{path} is not a SQLite database, so not a Scroll event log; nothing was written")
+        try:
+            ro = connect_readonly(path)
+            try:
+                version, tampered, reason = _inspect(ro, path, readonly)
+            except BaseException:
+                ro.close()
+                raise
+        except sqlite3.DatabaseError as e:
+            raise LogError(f"{path}: not a usable Scroll event log ({e}); nothing was written") from None
+        if readonly or reason:
+            return Opened(ro, version, True, reason, tampered)
+        ro.close()
+    elif readonly:
+        raise LogError(f"{path} is an empty file, not a Scroll event log")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=60)
+        conn.execute("PRAGMA busy_timeout=60000")
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise sqlite3.OperationalError(f"could not enable WAL (journal_mode={mode})")
+        conn.execute(f"PRAGMA synchronous={'FULL' if durability == 'full' else 'NORMAL'}")
+        version = create(conn, info) if version == 0 else apply(conn)
+    except sqlite3.DatabaseError as e:
+        raise LogError(f"{path}: not a usable Scroll event log ({e})") from None
+    except SchemaError as e:
+        raise LogError(f"{path}: {e}") from None
+    return Opened(conn, version, False)
+
+
+def _inspect(conn: sqlite3.Connection, path: Path, readonly: bool) -> tuple[int, str | None, str | None]:
+    """(version, tampered, read-only reason) of an existing file; refuses what may not be opened."""
+    version = version_of(conn)
+    if version is None:
+        raise LogError(f"{path} is not a Scroll event log (foreign database); nothing was written")
+    if version == 0:
+        if readonly:
+            raise LogError(f"{path} is an empty SQLite database, not a Scroll event log")
+        return 0, None, None
+    if version > LATEST:
+        raise LogError(f"{path} was written by a newer Scroll (schema v{version} > v{LATEST}); upgrade")
+    if version < 2:
+        return version, None, (f"{path} is a schema v{version} log (no origins, no hash chain), so it opens "
+                               f"read-only; copy it into a new log with `scroll migrate {path} NEW.db`")
+    problem = schema_problem(conn, version)
+    if problem:
+        if not readonly:
+            raise LogError(f"{path}: the event log's schema was tampered with ({problem}); refusing to open it "
+                           "for writing. Open it read-only and run `scroll verify`")
+        logger.warning("%s: the event log's schema was tampered with (%s); run `scroll verify`", path, problem)
+    return version, problem, None
+
+
 # ------------------------------------------------------------------------ verify
 def verify(conn: sqlite3.Connection, payloads, *, version: int, batch: int = 2000) -> dict:
     """Recompute the hash chain (streaming), check payload digests and the schema.
@@ -341,7 +461,7 @@ def copy_log(old_path, new_path) -> dict:
     `new_path`, in seq order, keeping seq numbers, times, texts, meta and payloads.
     Rows without an origin (v1) get one by MIGRATION_RULE; the rule and the source log_id
     are recorded in the new log's log_info (`migrated_from`, `migration_rule`)."""
-    from .events import EventLog, LogError
+    from .events import EventLog
 
     new_path = Path(new_path)
     if new_path.exists() or Path(str(new_path) + ".payloads").exists():
@@ -349,6 +469,10 @@ def copy_log(old_path, new_path) -> dict:
     counts = {"history": 0, "agent": 0, "system": 0}
     n_payloads = 0
     with EventLog(old_path, readonly=True) as old:
+        if old.schema_version >= 2:  # never launder a broken chain into a fresh valid one
+            check = old.verify()
+            if not check["ok"]:
+                raise LogError(f"{old_path} does not verify ({check['reason']}); not copied")
         info = {"migrated_from": old.log_id, "migrated_from_path": str(Path(old_path).resolve()),
                 "migrated_from_schema": str(old.schema_version), "migrated_at": _now(),
                 "migration_rule": MIGRATION_RULE if old.schema_version < 2 else "origins copied as stored"}
@@ -376,5 +500,5 @@ def copy_log(old_path, new_path) -> dict:
                     "head_hash": result["head_hash"], "ok": result["ok"]}
 
 
-__all__ = ["LATEST", "SCHEMA", "SchemaError", "apply", "copy_log", "create", "event_hash", "genesis_hash",
+__all__ = ["LATEST", "SCHEMA", "LogError", "SchemaError", "connect_readonly", "open_log", "apply", "copy_log", "create", "event_hash", "genesis_hash",
            "schema_problem", "verify", "version_of", "MIGRATION_RULE", "AGENT_KINDS"]

@@ -68,4 +68,7 @@ def test_sigkill_writer_loses_nothing_returned(tmp_path):
                 for i in sample:
                     assert confirmed[i] in [h.seq for h in log.search(f"tok{i}", k=3)]
                 assert log.index.n_docs == log.max_seq()
+                # the hash chain holds across every kill (each link is written in its row's transaction)
+                check = log.verify()
+                assert check["ok"] and check["events"] == log.max_seq(), check
     assert len(confirmed) > 200, "the writer should have made progress"

@@ -19,7 +19,13 @@ index over all events, whatever the segmentation; a test checks it against bm25s
   merged (on this schedule, inline, under a file lock; no background threads).
 * Persistence: `<db>.index/` holds the manifest, the vocabulary and the segments. The
   log is the truth: a missing, foreign (other log id), inconsistent or differently
-  configured index is rebuilt from the log.
+  configured (or older-format) index is rebuilt from the log. `readonly=True` never
+  creates or writes the directory: a valid index there is used, else the whole log is
+  indexed in memory (the tail), and nothing is flushed.
+* Faults: a failed segment write leaves the tail in memory (its arrays grow) and is
+  retried after another `flush_docs` documents; searches stay exact meanwhile.
+* Budgets: a query's terms are counted first, and each distinct term's postings are
+  fetched and scored once, weighted by its count (exactly bm25s's sum over occurrences).
 * Determinism: hits are ordered by score, ties by `seq` newest first; a hit never has
   score 0 (a query with no matching term returns []).
 """
@@ -33,7 +39,6 @@ import os
 import shutil
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -311,7 +316,7 @@ class SearchIndex:
                 if prev is None:
                     prev = self._prev_text(d.session, d.seq)[:PREV_CHARS]
                 self._last_text[d.session] = d.text[:PREV_CHARS]
-                d = replace(d, prev=prev)
+                d = IndexDoc(d.seq, d.session, d.kind, d.role, d.time, d.text, prev, d.origin)
             counts, length = tok.counts(document_text(d, self.fields))
             if length == 0:
                 length = 1  # bm25s keeps an empty document as one empty token
