@@ -510,3 +510,19 @@ def test_payload_read_range(log):
         log.payloads.read(h, -1, 5)
     with pytest.raises(KeyError):
         log.payloads.read("sha256:" + "0" * 64, 0, 1)
+
+
+def test_copy_log_refuses_a_source_that_does_not_verify(tmp_path):
+    """Copying would launder a rewritten history into a fresh, valid chain."""
+    old = tmp_path / "bad.db"
+    _make_log(old, 3)
+    _rewrite_row_py(old, 2, "forged")
+    with pytest.raises(LogError, match="does not verify.*seq 2"):
+        copy_log(old, tmp_path / "new.db")
+    assert not (tmp_path / "new.db").exists()
+    good = tmp_path / "good.db"
+    _make_log(good, 3)
+    with EventLog(good) as log:
+        log.append(session="s", role="assistant", text="agent reply", origin="agent")
+    result = copy_log(good, tmp_path / "copy.db")
+    assert result["ok"] and result["origins"] == {"history": 3, "agent": 1, "system": 0}
