@@ -191,3 +191,21 @@ def test_big_event_needle_found_and_text_exact(log):
     ev = log.expand(seq)
     assert ev.payload and ev.text == text
     assert log.payloads.get(ev.payload) == text.encode()
+
+
+def test_an_older_index_format_is_rebuilt_with_origins(tmp_path):
+    import json
+
+    path = tmp_path / "fmt.db"
+    with EventLog(path, index_options={"flush_docs": 5}) as log:
+        for i in range(12):
+            log.append(session="s", role="u", text=f"apple {i}", origin="agent" if i % 3 == 0 else "history")
+        log.search("apple")
+    manifest = tmp_path / "fmt.db.index" / "manifest.json"
+    m = json.loads(manifest.read_text())
+    assert m["format"] == 2
+    m["format"] = 1  # what a previous Scroll wrote: no origin column
+    manifest.write_text(json.dumps(m))
+    with EventLog(path, index_options={"flush_docs": 5}) as log:
+        assert sorted(h.seq for h in log.search("apple", k=20, origins={"agent"})) == [1, 4, 7, 10]
+    assert json.loads(manifest.read_text())["format"] == 2
