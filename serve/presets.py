@@ -1,4 +1,6 @@
-"""Model presets (`configs/models/*.yaml`) -> validated `ServeConfig` -> vLLM command line.
+"""Model presets (`models/*.yaml` in the config dirs of `scroll.env.config_dirs()`:
+$SCROLL_CONFIG_DIR, the checkout's configs/, the packaged defaults) -> validated
+`ServeConfig` -> vLLM command line.
 
     from serve.presets import load_preset, build_command
     cfg = load_preset("qwen3-8b", overrides={"port": 8001})

@@ -18,9 +18,10 @@ import typer
 serve_app = typer.Typer(
     name="serve",
     help=("Run a vLLM OpenAI-compatible server from a local model folder, fully offline.\n\n"
-          "Presets live in configs/models/*.yaml (tiny, qwen3-0.6b … qwen3-32b, "
-          "qwen2.5-*-instruct). Each server keeps its pid file, log and caches under "
-          "var/serve/<preset>/."),
+          "Presets are models/NAME.yaml in the config dirs, first match wins: "
+          "$SCROLL_CONFIG_DIR, the checkout's configs/, the packaged defaults (tiny, "
+          "qwen3-0.6b … qwen3-32b, qwen2.5-*-instruct). Each server keeps its pid file, log "
+          "and caches under var/serve/<preset>/."),
     no_args_is_help=True,
 )
 
@@ -59,7 +60,7 @@ def _fail(e: Exception, as_json: bool, code: int = 1) -> None:
 
 @serve_app.command("up")
 def up(
-    preset: str = typer.Argument("tiny", help="Preset name (configs/models/NAME.yaml) or a YAML path."),
+    preset: str = typer.Argument("tiny", help="Preset name (models/NAME.yaml in the config dirs) or a YAML path."),
     model: Optional[str] = typer.Option(None, "--model", help="Local model folder (overrides the preset's)."),
     port: Optional[int] = typer.Option(None, "--port", help="Port to listen on."),
     host: Optional[str] = typer.Option(None, "--host", help="Bind address (0.0.0.0 inside Docker)."),
