@@ -13,7 +13,7 @@ import pytest
 from scroll.events import EventLog
 from scroll.kernel import ExecResult, Kernel, SandboxError
 from scroll.kernel import sandbox as sbx
-from scroll.kernel.service import MsHandler
+from scroll.capability import Capability
 
 pytestmark = pytest.mark.sandbox
 
@@ -64,7 +64,8 @@ def test_exposure_is_capped_with_handle(log):
         assert k.execute(f"print(ms.payload({r.handle!r}) == {full!r})").stdout == "True\n"
 
 
-def test_ms_methods(k, log):
+def test_ms_methods(log):
+    k = Kernel(log, "s1", timeout=10, capability=Capability(log, sessions=["chat"], own_session="s1"))
     r = k.execute(
         "hits = ms.search('Miso', k=5, session='chat')\n"
         "print(sorted((h.seq, h.session, h.role, h.kind, round(h.score, 3) > 0) for h in hits))\n"
@@ -92,6 +93,41 @@ def test_ms_methods(k, log):
     assert lines[6] == "[]" and lines[7] == "[3]" and lines[8] == "[2]"
     r = k.execute("ms.expand(10**6)")
     assert r.error.startswith("MsError") and "KeyError" in r.error
+    k.close()
+
+
+def test_bare_kernel_sees_only_its_own_session(k, log):
+    r = k.execute("print(ms.search('Miso', session='chat'), [s['session'] for s in ms.sessions()])")
+    assert r.error is None and r.stdout == "[] ['s1']\n", (r.stdout, r.error)
+    code, out = log.expand(r.seqs[0]), log.expand(r.seqs[1])
+    assert str(code.origin) == "agent" and str(out.origin) == "agent"
+
+
+class RecordingCapability(Capability):
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.cells: list[tuple[float | None, bool]] = []
+
+    def begin_cell(self, deadline, *, replay=False):
+        self.cells.append((deadline, replay))
+        super().begin_cell(deadline, replay=replay)
+
+
+def test_capability_brackets_every_cell_and_hands_back_final(log):
+    import time
+
+    cap = RecordingCapability(log, sessions=["s1"], own_session="s1")
+    with Kernel(log, "s1", capability=cap, prelude="y = 1") as k:
+        assert [r for _, r in cap.cells] == [True, True]  # boot + prelude
+        t0 = time.monotonic()
+        r = k.execute("ms.final('forty-two')\nprint('done')", timeout=7)
+        deadline, replay = cap.cells[-1]
+        assert not replay and t0 + 7 <= deadline <= time.monotonic() + 7
+        assert r.final == "forty-two" and r.stdout == "done\n" and r.error is None
+        assert k.execute("print(2)").final is None
+        r = k.execute("import os; os._exit(1)")  # restart: boot, prelude, replay (final ignored)
+        assert r.final is None and all(rep for _, rep in cap.cells[-4:])
+        assert "replayed 2 logged cell(s)" in r.notice
 
 
 def test_headlines_callable_is_served(log):
@@ -100,7 +136,7 @@ def test_headlines_callable_is_served(log):
 
 
 def test_handler_rejects_bad_requests(log):
-    h = MsHandler(log)
+    h = Capability(log)
     bad = [None, [], {"method": 5}, {"method": "append", "params": {}}, {"method": "search"},
            {"method": "search", "params": {"query": "x", "k": "ten"}},
            {"method": "search", "params": {"query": "x", "k": 10**9}},
@@ -187,7 +223,7 @@ def test_export_notebook_runs_in_nbclient(log, tmp_path):
 
     from scroll.kernel.notebook import export_notebook
 
-    with Kernel(log, "s1", timeout=2) as k:
+    with Kernel(log, "s1", timeout=2, capability=Capability(log, sessions=["chat"], own_session="s1")) as k:
         k.execute("x = 20")
         k.execute("print(x + 1)")
         found = k.execute("print(sorted(h.seq for h in ms.search('Miso', session='chat')))").stdout
@@ -234,7 +270,13 @@ def test_kernels_of_a_dead_host_are_swept(log, tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          cwd=os.path.dirname(os.path.dirname(__file__)), timeout=60)
     path, uid = out.stdout.split()
-    assert os.path.isdir(path) and sbx._uid_busy(int(uid))  # orphaned kernel
+    # the kernel dies with its host (parent-death signal); its runtime dir is left over
+    import time
+
+    deadline = time.monotonic() + 5
+    while sbx._uid_busy(int(uid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert os.path.isdir(path) and not sbx._uid_busy(int(uid))
     with Kernel(log, "s1"):
         pass
     assert not os.path.exists(path) and not sbx._uid_busy(int(uid))
@@ -283,7 +325,7 @@ def test_handler_never_raises_on_arbitrary_requests(tmp_path):
 
     with EventLog(tmp_path / "fuzz.db") as lg:
         lg.append(session="s", role="user", text="hello world")
-        h = MsHandler(lg)
+        h = Capability(lg)
 
         @settings(max_examples=300, deadline=None)
         @given(requests)
