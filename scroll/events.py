@@ -155,6 +155,7 @@ class EventLog:
         self.durability = durability
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._index = None
         self.readonly = bool(readonly)
         self.readonly_reason = f"{self.path} was opened read-only" if readonly else None
         self.tampered: str | None = None  # what the schema check found (read-only opens only)
@@ -162,7 +163,11 @@ class EventLog:
         self._conn, self.schema_version = opened.conn, opened.version
         self.readonly, self.tampered = opened.readonly, opened.tampered
         self.readonly_reason = opened.readonly_reason or self.readonly_reason
-        self.log_id = self._conn.execute("SELECT value FROM log_info WHERE key='log_id'").fetchone()[0]
+        row = self._conn.execute("SELECT value FROM log_info WHERE key='log_id'").fetchone()
+        if row is None:
+            self.close()
+            raise LogError(f"{self.path}: log_info has no log_id (damaged or tampered); run `scroll verify`")
+        self.log_id = row[0]
         row = self._conn.execute("SELECT value FROM log_info WHERE key='genesis'").fetchone()
         self._genesis = row[0] if row else migrations.genesis_hash(self.log_id)
         has_origin = self.schema_version >= 2

@@ -361,6 +361,7 @@ def open_log(path: Path, *, readonly: bool, durability: str, info: dict | None =
     elif readonly:
         raise LogError(f"{path} is an empty file, not a Scroll event log")
     path.parent.mkdir(parents=True, exist_ok=True)
+    conn = None
     try:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=60)
         conn.execute("PRAGMA busy_timeout=60000")
@@ -369,10 +370,12 @@ def open_log(path: Path, *, readonly: bool, durability: str, info: dict | None =
             raise sqlite3.OperationalError(f"could not enable WAL (journal_mode={mode})")
         conn.execute(f"PRAGMA synchronous={'FULL' if durability == 'full' else 'NORMAL'}")
         version = create(conn, info) if version == 0 else apply(conn)
-    except sqlite3.DatabaseError as e:
+    except (sqlite3.DatabaseError, SchemaError) as e:
+        if conn is not None:
+            conn.close()
+        if isinstance(e, SchemaError):
+            raise LogError(f"{path}: {e}") from None
         raise LogError(f"{path}: not a usable Scroll event log ({e})") from None
-    except SchemaError as e:
-        raise LogError(f"{path}: {e}") from None
     return Opened(conn, version, False)
 
 
