@@ -460,11 +460,18 @@ class EventLog:
             rows = self.conn.execute(sql + " ORDER BY seq DESC LIMIT ?", args + [int(n)]).fetchall()
         return [self._event(r) for r in reversed(rows)]
 
-    def sessions(self) -> list[dict]:
+    def sessions(self, *, origins: Iterable[str] | None = None) -> list[dict]:
+        """One dict per session (events, first/last seq and time); `origins`: only sessions
+        holding events of these origins, counted over those events."""
+        where, args = "", []
+        if origins is not None:
+            values = [Origin.parse(o).value for o in origins]
+            where = f" WHERE origin IN ({','.join('?' * len(values))})"
+            args = values
         with self._lock:
             rows = self.conn.execute(
-                "SELECT session, COUNT(*), MIN(seq), MAX(seq), MIN(time), MAX(time) FROM events "
-                "GROUP BY session ORDER BY MIN(seq)"
+                "SELECT session, COUNT(*), MIN(seq), MAX(seq), MIN(time), MAX(time) FROM events"
+                f"{where} GROUP BY session ORDER BY MIN(seq)", args
             ).fetchall()
         keys = ("session", "events", "first_seq", "last_seq", "first_time", "last_time")
         return [dict(zip(keys, r)) for r in rows]

@@ -103,7 +103,7 @@ def test_payload_reads_are_chunked(tmp_path):
     res = _attack(tmp_path, """
         ev = ms.recent(1, origin='*')[0]
         print(len(ms.payload(ev.payload)))
-    """, n_events=10, timeout=30)
+    """, n_events=10, text="payload", timeout=30)
     assert res["stdout"].strip().endswith(str(60 << 20)), res
 
 
