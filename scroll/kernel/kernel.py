@@ -390,6 +390,8 @@ class Kernel:
                 "sandbox": sandbox_meta}
         if notices:
             meta["notice"] = "; ".join(notices)
+        if final is not None:
+            meta["final"] = final  # the answer submitted through ms.final(): in the record, not the text
         out_seq = self.log.append(session=self.session, role="kernel", text=exp.text,
                                   kind="output", meta=meta, origin=Origin.AGENT)
         if success:
