@@ -155,3 +155,20 @@ def test_real_kernel_runs_the_policy(demo):
             ep = run_episode(ReferencePolicy(), log, task.question, kernel=k)
             assert task.check(ep.answer), (task.question, ep.answer, ep.exposures)
             assert ep.exposure_tokens <= 0.01 * history_tokens
+
+
+def test_search_program_pages_past_the_k_limit(tmp_path):
+    """More matching turns than ms.search's k limit (1000): the program pages over seq
+    windows and finds every one, without a refused call."""
+    from scroll import EventLog
+    from scroll.capability import MAX_K
+    from scroll.policies.programs import Program
+
+    n = 2 * MAX_K + 345
+    with EventLog(tmp_path / "many.db", durability="normal") as log:
+        log.append_many([{"session": f"s{i // 50}", "role": "user", "text": f"went to the dentist, visit {i}"}
+                         for i in range(n)])
+        k = SimKernel(log, session="pager", record=False)
+        r = k.execute(Program("t", "count", "dentist visit", "dentist", "dentist").cell("search"))
+        assert r.error is None, r.error
+        assert r.stdout.startswith(f"{n} user turns match"), r.stdout[:200]
