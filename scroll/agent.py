@@ -15,6 +15,7 @@ own session.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -164,26 +165,7 @@ class Agent:
 
     def _rebuild_view(self, after: list) -> int:
         """Rebuild the view from logged events exactly as the loop built it; returns steps done."""
-        steps_done = 0
-        pending: Step | None = None
-        for e in after:
-            if e.kind == "message" and e.role == "assistant":
-                pending = Step(lo=e.seq, hi=e.seq, reply=e.text, exposure="", headline=extract_headline(e.text))
-                steps_done += 1
-            elif pending is not None and e.kind == "output":
-                pending.hi, pending.output_seq = e.seq, e.seq
-                pending.exposure = exposure_text(e.text, e.meta.get("error"), e.meta.get("notice"), e.meta.get("final"))
-                self.view.add_step(pending)
-                pending = None
-            elif pending is not None and e.kind == "note" and e.meta.get("reason") == "no_code":
-                pending.hi, pending.exposure = e.seq, NO_CODE
-                self.view.add_step(pending)
-                pending = None
-            elif e.kind == "headline":
-                assert self.view.steps and self.view.steps[0].lo == e.meta["lo"], "headline events out of step with the view"
-                self.view.steps[0].headline = (e.meta["task"], e.meta["state"], e.meta["next"])
-                self.view.evict_oldest(derive=lambda s: s.headline)
-        return steps_done
+        return replay_view(self.view, after)
 
     def _safe_count(self, x) -> int:
         """The backend's counter; if it fails mid-session, the approximate one (noted once)."""
@@ -265,6 +247,7 @@ class Agent:
                 {"step": step_no, "backend": completion.backend, "model": completion.model,
                       "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
                       "latency_s": round(completion.latency_s, 4), "finish_reason": completion.finish_reason,
+                      "prompt_sha256": hashlib.sha256(prompt_text.encode("utf-8")).hexdigest(),
                       "view": {"tokens": view_tokens, "steps": [[s.lo, s.hi] for s in self.view.steps],
                                "headlines": len(self.view.index), "prefix_reuse": reuse}},
             )
@@ -312,6 +295,73 @@ class Agent:
         self._append("assistant", "final", result.answer or "",
                      {"reason": result.reason, "steps": len(result.steps), "answered": result.answer is not None})
         return result
+
+
+def replay_view(view: View, events: Iterable, on_reply: Callable[[Any, list], None] | None = None) -> int:
+    """Feed a task's logged events (those after its task event) through `view` exactly as the
+    loop did: steps added, folded and evicted (evictions come from the logged headline
+    events, not from recounting). `on_reply(reply_event, messages)` sees the messages the
+    model was shown at each step. Returns the number of steps."""
+    steps_done = 0
+    pending: Step | None = None
+    for e in events:
+        if e.kind == "message" and e.role == "assistant":
+            if on_reply is not None:
+                on_reply(e, view.messages())
+            pending = Step(lo=e.seq, hi=e.seq, reply=e.text, exposure="", headline=extract_headline(e.text))
+            steps_done += 1
+        elif pending is not None and e.kind == "output":
+            pending.hi, pending.output_seq = e.seq, e.seq
+            pending.exposure = exposure_text(e.text, e.meta.get("error"), e.meta.get("notice"), e.meta.get("final"))
+            view.add_step(pending)
+            pending = None
+        elif pending is not None and e.kind == "note" and e.meta.get("reason") == "no_code":
+            pending.hi, pending.exposure = e.seq, NO_CODE
+            view.add_step(pending)
+            pending = None
+        elif e.kind == "headline":
+            if not (view.steps and view.steps[0].lo == e.meta["lo"]):
+                raise ValueError(f"headline event {e.seq} is out of step with the view")
+            view.steps[0].headline = (e.meta["task"], e.meta["state"], e.meta["next"])
+            view.evict_oldest(derive=lambda s: s.headline)
+        elif e.kind in ("task", "final"):
+            break
+    return steps_done
+
+
+def prompt_sha256(messages: list[dict]) -> str:
+    return hashlib.sha256(chatml(messages).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class StepPrompt:
+    reply: Any                 # the reply event (kind="message", role="assistant")
+    messages: list[dict]       # exactly what the model was shown at that step
+    logged_sha256: str | None  # what the loop logged at run time
+    matches: bool              # the rebuilt prompt hashes to the logged one
+
+
+def step_prompts(log, session: str, count: Callable[[str], int] = approx_tokens) -> list[StepPrompt]:
+    """Every step of every task in `session`: the messages the model saw, rebuilt from the
+    log and checked against the prompt hash the loop logged (trajectory export). `count`
+    must be the counter the run used when it folded exposures (approximate by default)."""
+    events = list(log.events(session=session))
+    out: list[StepPrompt] = []
+    for i, t in enumerate(events):
+        if t.kind != "task":
+            continue
+        cfg = LoopConfig(**{k: v for k, v in (t.meta.get("config") or {}).items()
+                            if k in LoopConfig.__dataclass_fields__})
+        view = View(system=SYSTEM_PROMPT, task=t.text, count=count,
+                    exact=t.meta.get("token_counter") == "exact",
+                    soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget)
+        view.index.tier_cap = cfg.tier_cap
+
+        def keep(ev, messages):
+            sha = (ev.meta or {}).get("prompt_sha256")
+            out.append(StepPrompt(ev, messages, sha, sha == prompt_sha256(messages)))
+        replay_view(view, events[i + 1:], keep)
+    return out
 
 
 def exposure_text(shown: str, error: str | None, notice: str | None, answer: str | None) -> str:
