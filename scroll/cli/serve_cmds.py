@@ -1,4 +1,4 @@
-"""`scroll serve up|with|status|down|check|presets` and `scroll tiny-model DIR`.
+"""`scroll serve up|with|status|down|check|presets` (model folders: `scroll models`, models_cmds.py).
 
 Each command builds a config and calls serve/ or distill/; heavy imports stay inside. The
 CLI composes the two (serve/ does not import distill/): a preset with `auto_build_tiny`
@@ -344,32 +344,7 @@ def presets_cmd(as_json: bool = _JSON) -> None:
         raise typer.Exit(2)
 
 
-def tiny_model(
-    out_dir: Path = typer.Argument(Path("var/models/tiny-qwen3"), help="Folder to write (reused when up to date)."),
-    seed: int = typer.Option(0, "--seed", help="Weight init seed."),
-    force: bool = typer.Option(False, "--force", help="Rebuild even when cached."),
-    as_json: bool = _JSON,
-) -> None:
-    """Build the tiny random Qwen3 model + local BPE tokenizer (no downloads, ~10 s)."""
-    try:
-        from distill.tiny import STAMP, build_tiny_model, is_cached
-    except ImportError as e:  # pragma: no cover
-        _fail(e, as_json)
-    t0 = time.time()
-    try:
-        cached = not force and is_cached(out_dir, seed)
-        path = build_tiny_model(out_dir, seed=seed, force=force)
-    except ImportError as e:
-        _fail(e, as_json)
-    info = json.loads((path / STAMP).read_text())
-    _emit({"ok": True, "path": str(path), "cached": cached, "seconds": round(time.time() - t0, 2),
-           "params": info.get("params"), "seed": seed}, as_json,
-          f"{path} ({info.get('params')} params, {'cached' if cached else 'built'} in "
-          f"{time.time() - t0:.1f}s)")
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(serve_app, name="serve")
-    app.command("tiny-model")(tiny_model)
 
 
