@@ -1,0 +1,360 @@
+"""Run many tasks through the real agent loop, in parallel, judged host-side, into resumable JSONL.
+
+    from scroll.runner import run_tasks, load_records
+    recs = run_tasks(refs, make_llm=lambda: ReferencePolicy(), cfg=LoopConfig.load(),
+                     out_dir=Path("var/runs/teacher"), concurrency=2, label="teacher")
+
+One runner for `scroll collect`, `scroll distill eval` and the benchmark harness. Each task
+(a `TaskRef`: task_id, split, db, task, sessions; see scroll.tasks.splits) runs the real loop:
+`Agent(EventLog(ref.db), llm, cfg, session="run-<uuid8>").run(ref.task.question,
+sessions=ref.sessions)` with the kernel the loop config asks for (sandboxed by default).
+Each task gets its own Agent, kernel and EventLog handle; several writers on one log are
+safe (SQLite WAL, BEGIN IMMEDIATE). Only the question and the granted sessions reach the
+agent; the answer is judged here, host-side, with `ref.task.check(answer)` (the answer key
+lives in the label sidecar, never in the log).
+
+`out_dir/runs.jsonl` gets one `RunRecord` per line, appended (one write, flushed and
+fsynced) as each task finishes, so a killed run loses at most its in-flight tasks. A rerun
+with `resume=True` skips the (label, task_id) pairs already recorded, except records whose
+runner crashed (`reason == "runner_error"`), which are retried; readers keep the last
+record per pair (`load_records`). `out_dir/runs.meta.json` says who produced the records
+(label, backend, loop config, git SHA, each invocation's times).
+
+`make_llm()` is called once per worker thread (at most `concurrency` backends), unless
+it returns the same object each time (a thread-safe shared backend); every distinct
+backend is closed at the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .config import LoopConfig
+
+RUNS_FILE = "runs.jsonl"
+META_FILE = "runs.meta.json"
+RUNNER_ERROR = "runner_error"
+
+
+@dataclass
+class RunRecord:
+    task_id: str
+    split: str
+    kind: str
+    family: str
+    label: str                       # who answered: "teacher", "untrained", "trained", ...
+    backend: dict                    # the backend's describe()
+    model: str | None
+    answer: str | None
+    correct: bool                    # judged host-side: ref.task.check(answer)
+    reason: str                      # the loop's stop reason, or "runner_error"
+    steps: int                       # model replies
+    code_cells: int                  # replies with a ```python block (a cell ran)
+    executable_cells: int            # ... whose cell ran without an exception
+    executable_cell_rate: float | None  # executable_cells / steps (None without steps)
+    exposure_tokens: int
+    prompt_tokens: int | None        # summed backend counts (None when the backend gave none)
+    completion_tokens: int | None
+    wall_s: float
+    db: str
+    session: str
+    error: str | None = None
+    started: float = 0.0             # epoch seconds (overlap checks, throughput)
+    finished: float = 0.0
+    question: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunRecord":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def neutral_session() -> str:
+    """A fresh session name that says nothing about the task (no ids, no labels)."""
+    return f"run-{uuid.uuid4().hex[:8]}"
+
+
+def git_sha(root: str | os.PathLike | None = None) -> str | None:
+    """The checkout's HEAD commit (with "+dirty" when tracked files changed), or None."""
+    root = Path(root) if root else Path(__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        if not sha:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# ---------------------------------------------------------------------------- the JSONL file
+def read_jsonl(path: Path) -> list[dict]:
+    """The parseable lines of a JSONL file (a torn last line from a killed writer is skipped)."""
+    out: list[dict] = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    out.append(obj)
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def load_records(run_dir: str | os.PathLike, *, keep_runner_errors: bool = True) -> list[RunRecord]:
+    """The records of `run_dir/runs.jsonl` (or of that file itself), the last one per
+    (label, task_id), in first-seen order."""
+    p = Path(run_dir)
+    path = p / RUNS_FILE if p.is_dir() else p
+    last: dict[tuple[str, str], RunRecord] = {}
+    for d in read_jsonl(path):
+        if "task_id" not in d or "label" not in d:
+            continue
+        r = RunRecord.from_dict(d)
+        last[(r.label, r.task_id)] = r
+    return [r for r in last.values() if keep_runner_errors or r.reason != RUNNER_ERROR]
+
+
+class JsonlAppender:
+    """Thread-safe appends of one JSON object per line: one write per record, flushed and
+    fsynced; a torn last line (a killed writer) is closed off before the next append."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def append(self, obj: dict) -> None:
+        line = json.dumps(obj, ensure_ascii=False, default=str) + "\n"
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                if size:
+                    with open(self.path, "rb") as fh:
+                        fh.seek(size - 1)
+                        if fh.read(1) != b"\n":
+                            line = "\n" + line
+                os.write(fd, line.encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+# ---------------------------------------------------------------------------- one task
+def _sum_or_none(values: Iterable[int | None]) -> int | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) if vals else None
+
+
+def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None) -> RunRecord:
+    """Run one task through the real loop on its own EventLog handle and kernel; judge it here."""
+    from .agent import Agent
+    from .events import EventLog
+
+    task = ref.task
+    session = session or neutral_session()
+    try:
+        backend = llm.describe() if hasattr(llm, "describe") else {"backend": type(llm).__name__}
+    except Exception as e:  # noqa: BLE001 - a broken backend is this task's error, not the run's
+        backend = {"backend": type(llm).__name__, "describe_error": str(e)}
+    base = dict(task_id=ref.task_id, split=ref.split, kind=getattr(task, "kind", ""),
+                family=getattr(task, "family", ""), label=label, backend=backend,
+                model=backend.get("model"), db=str(Path(ref.db).resolve()), session=session, question=task.question)
+    started = time.time()
+    t0 = time.perf_counter()
+    try:
+        with EventLog(ref.db) as log:
+            with Agent(log, llm, cfg, session=session) as agent:
+                # the question and the granted history only: no ids, no labels, no meta
+                res = agent.run(task.question, sessions=list(ref.sessions))
+    except Exception as e:  # noqa: BLE001 - the sandbox refused, the log is locked, ...
+        return RunRecord(**base, answer=None, correct=False, reason=RUNNER_ERROR, steps=0, code_cells=0,
+                         executable_cells=0, executable_cell_rate=None, exposure_tokens=0, prompt_tokens=None,
+                         completion_tokens=None, wall_s=round(time.perf_counter() - t0, 4),
+                         error=f"{type(e).__name__}: {e}", started=started, finished=time.time())
+    steps = res.steps
+    code_cells = sum(1 for s in steps if s.had_code)
+    executable = sum(1 for s in steps if s.had_code and not s.error)
+    correct = bool(res.answer is not None and task.check(res.answer))
+    return RunRecord(
+        **base, answer=res.answer, correct=correct, reason=res.reason, steps=len(steps), code_cells=code_cells,
+        executable_cells=executable, executable_cell_rate=round(executable / len(steps), 6) if steps else None,
+        exposure_tokens=sum(s.exposure_tokens for s in steps),
+        prompt_tokens=_sum_or_none(s.prompt_tokens for s in steps),
+        completion_tokens=_sum_or_none(s.completion_tokens for s in steps),
+        wall_s=round(time.perf_counter() - t0, 4), error=res.error, started=started, finished=time.time())
+
+
+# ---------------------------------------------------------------------------- many tasks
+class _Backends:
+    """At most one backend per worker thread, made on first use; all closed at the end."""
+
+    def __init__(self, make_llm: Callable[[], Any]):
+        self.make_llm = make_llm
+        self.local = threading.local()
+        self.made: list[Any] = []
+        self.lock = threading.Lock()
+
+    def get(self):
+        llm = getattr(self.local, "llm", None)
+        if llm is None:
+            llm = self.make_llm()
+            self.local.llm = llm
+            with self.lock:
+                if not any(m is llm for m in self.made):
+                    self.made.append(llm)
+        return llm
+
+    def describe(self) -> dict | None:
+        with self.lock:
+            first = self.made[0] if self.made else None
+        try:
+            return first.describe() if first is not None and hasattr(first, "describe") else None
+        except Exception:  # noqa: BLE001
+            return None
+
+    def close(self) -> None:
+        for m in self.made:
+            try:
+                m.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def _write_meta(out_dir: Path, entry: dict) -> None:
+    path = out_dir / META_FILE
+    try:
+        meta = json.loads(path.read_text())
+        if not isinstance(meta, dict):
+            meta = {}
+    except (OSError, ValueError):
+        meta = {}
+    meta.setdefault("invocations", [])
+    inv = meta["invocations"]
+    if inv and inv[-1].get("id") == entry["id"]:
+        inv[-1] = entry
+    else:
+        inv.append(entry)
+    meta.update({k: entry[k] for k in ("label", "backend", "loop_config", "git_sha")})
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(meta, indent=2, default=str))
+    os.replace(tmp, path)
+
+
+def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir: str | os.PathLike, *,
+              concurrency: int = 2, label: str, resume: bool = True, progress: bool = True,
+              on_record: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
+    """Run `refs` (TaskRefs) through the loop, `concurrency` at a time; append each record to
+    `out_dir/runs.jsonl` as it finishes. Returns one record per ref, in the order of `refs`
+    (records from an earlier run for the skipped ones when `resume`)."""
+    if concurrency < 1:
+        raise ValueError("concurrency must be >= 1")
+    if not label or not label.strip():
+        raise ValueError("label must name who answers (teacher, untrained, trained, ...)")
+    ids = [r.task_id for r in refs]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ValueError(f"duplicate task ids: {dup[:5]}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done: dict[str, RunRecord] = {}
+    if resume:
+        done = {r.task_id: r for r in load_records(out) if r.label == label and r.reason != RUNNER_ERROR}
+    elif (out / RUNS_FILE).exists() and (out / RUNS_FILE).stat().st_size:
+        raise FileExistsError(f"{out / RUNS_FILE} already holds records; resume, or pick a new --out")
+    todo = [r for r in refs if r.task_id not in done]
+    appender = JsonlAppender(out / RUNS_FILE)
+    backends = _Backends(make_llm)
+    inv = {"id": uuid.uuid4().hex[:12], "label": label, "backend": None, "loop_config": cfg.to_dict(),
+           "git_sha": git_sha(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "finished": None, "tasks": len(refs), "skipped": len(refs) - len(todo), "ran": 0,
+           "concurrency": concurrency}
+    _write_meta(out, inv)
+    results: dict[str, RunRecord] = dict(done)
+    stats = {"done": 0, "correct": 0}
+    lock = threading.Lock()
+    bar = _Progress(label, len(todo), enabled=progress)
+
+    def work(ref) -> RunRecord:
+        rec = run_one(ref, backends.get(), cfg, label=label)
+        appender.append(rec.to_dict())
+        with lock:
+            results[ref.task_id] = rec
+            stats["done"] += 1
+            stats["correct"] += rec.correct
+            bar.advance(stats["done"], stats["correct"])
+        if on_record is not None:
+            on_record(rec)
+        return rec
+
+    t0 = time.perf_counter()
+    try:
+        with bar:
+            if concurrency == 1 or len(todo) <= 1:
+                for ref in todo:
+                    work(ref)
+            else:
+                with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="scroll-run") as pool:
+                    for f in [pool.submit(work, ref) for ref in todo]:
+                        f.result()
+    finally:
+        inv.update(backend=backends.describe(), ran=stats["done"], correct=stats["correct"],
+                   wall_s=round(time.perf_counter() - t0, 3),
+                   finished=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        _write_meta(out, inv)
+        backends.close()
+    return [results[r.task_id] for r in refs if r.task_id in results]
+
+
+class _Progress:
+    """A rich progress bar on stderr: done/total, correct so far, ETA (or nothing)."""
+
+    def __init__(self, label: str, total: int, enabled: bool):
+        self.enabled = enabled and total > 0
+        self.total = total
+        self._p = None
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self._p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                               TextColumn("correct {task.fields[correct]}"), TimeElapsedColumn(),
+                               TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True))
+            self._task = self._p.add_task(label, total=total, correct="0")
+
+    def __enter__(self):
+        if self._p is not None:
+            self._p.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._p is not None:
+            self._p.stop()
+
+    def advance(self, done: int, correct: int) -> None:
+        if self._p is not None:
+            self._p.update(self._task, completed=done, correct=f"{correct}/{done}")
