@@ -195,11 +195,12 @@ def test_loop_against_real_vllm_server(log, tiny_server):
 def test_ms_search_leaves_out_the_agents_own_cells_unless_asked(log):
     log.append(session="hist", role="user", text="the zebrafish tank needs a new heater")
     with Agent(log, ScriptedLLM([]), _cfg(), session="own") as agent:
+        agent.capability.set_scope(["hist"])  # what a run granting the history session does
         k = agent._kernel_for_session()
         k.execute("q = 'zebrafish heater'")  # a cell whose code holds the words
         r = k.execute("print([(h.seq, h.kind) for h in ms.search(q)])\n"
-                      "print(sorted({h.kind for h in ms.search(q, kind='*')}))\n"
-                      "print({h.kind for h in ms.search(q, kind='code')})")
+                      "print(sorted({h.kind for h in ms.search(q, origin='*')}))\n"
+                      "print({h.kind for h in ms.search(q, origin='agent', kind='code')})")
         lines = r.stdout.splitlines()
         assert lines[0] == "[(1, 'message')]"
         assert lines[1] == "['code', 'message', 'output']"

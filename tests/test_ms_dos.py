@@ -101,7 +101,7 @@ def test_expand_of_large_events_is_paged_by_bytes(tmp_path):
 
 def test_payload_reads_are_chunked(tmp_path):
     res = _attack(tmp_path, """
-        ev = ms.recent(1, origin='*')[0]
+        ev = ms.recent(1)[0]  # the newest history event: the 60 MiB output
         print(len(ms.payload(ev.payload)))
     """, n_events=10, text="payload", timeout=30)
     assert res["stdout"].strip().endswith(str(60 << 20)), res
