@@ -2,6 +2,7 @@
 
     LoopConfig.load()                 # loop.yaml from scroll.env.config_dirs(), else built-ins
     LoopConfig.load("my-loop.yaml", max_steps=4)
+    LoopConfig.load("smollm2")        # a name: loop/smollm2.yaml in the config dirs
     LoopConfig.from_yaml(None)        # built-in defaults only
 """
 from __future__ import annotations
@@ -70,13 +71,33 @@ class LoopConfig:
     @classmethod
     def load(cls, path: str | Path | None = None, **overrides: Any) -> "LoopConfig":
         """`path`, else the first `loop.yaml` on the config search path
-        (`scroll.env.config_dirs()`), else the built-in defaults; then `overrides`."""
+        (`scroll.env.config_dirs()`), else the built-in defaults; then `overrides`.
+        A bare name (no `/`, no suffix, not an existing file) is `loop/NAME.yaml` on the
+        config search path."""
         if path is None:
             path = default_path()
+        else:
+            path = find_named(path)
         return cls.from_yaml(path, **overrides)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def find_named(path: str | Path) -> Path:
+    """An existing file as is; a bare name -> the first `loop/NAME.yaml` on the config path."""
+    p = Path(path).expanduser()
+    name = str(path)
+    if p.is_file() or "/" in name or p.suffix:
+        return p
+    from scroll.env import config_dirs, config_file
+
+    found = config_file(f"loop/{name}.yaml")
+    if found is None:
+        known = sorted({c.stem for d in config_dirs() for c in (d / "loop").glob("*.yaml")})
+        raise ValueError(f"loop config {name!r}: no such file or named config (named: {known}; "
+                         f"looked in {[str(d / 'loop') for d in config_dirs()]})")
+    return found
 
 
 def default_path() -> Path | None:
