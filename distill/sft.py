@@ -1,0 +1,626 @@
+"""Supervised fine-tuning of a student on exported agent steps: TRL SFTTrainer + PEFT LoRA.
+
+    scroll distill sft --config configs/distill/tiny-ci.yaml            # seconds, tiny random Qwen3
+    scroll distill sft --config smollm2-135m-cpu --data var/distill/data --out var/distill/smol
+    python -m distill.sft --config configs/distill/tiny-ci.yaml --max-steps 10
+    accelerate launch --num_processes 8 -m distill.sft --config configs/distill/qwen3-1.7b-gpu.yaml
+
+Data: `DATA/train.jsonl` and `DATA/dev.jsonl` in TRL's conversational prompt-completion format
+(one agent step a line: `{"prompt": [messages...], "completion": [{"role": "assistant", ...}]}`).
+The loss falls on the completion only: TRL renders prompt (with the generation prompt) and
+prompt+completion with the tokenizer's chat template and masks the prompt's tokens (-100).
+
+Over-long samples: a sample whose rendered prompt+completion exceeds `max_length` tokens is
+DROPPED and counted (`dropped_overlong` in result.json), never truncated: cutting the prompt's
+start would remove the system prompt the agent always sees, and cutting the completion would
+teach half a code cell.
+
+Outputs in OUT: `sft-config.json` (resolved config + data sha256), `checkpoint-N/` (last 2),
+`metrics.jsonl` (trainer log history), `loss.png`, `adapter/` (LoRA), `merged/` (complete HF
+folder: weights, tokenizer, chat template, `scroll-model.json`), `result.json`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+_INSTALL_HINT = "pip install -e '.[model]'  (needs torch, transformers, trl, peft, datasets, matplotlib)"
+MODEL_STAMP = "scroll-model.json"
+CONFIG_NAME = "sft-config.json"
+Progress = Callable[[dict], None]
+
+
+class ConfigError(ValueError):
+    """A config or data problem found before any model loads; the message says what to fix."""
+
+
+@dataclass
+class LoraSpec:
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    target_modules: Any = "all-linear"   # "all-linear" = every linear projection except lm_head
+
+
+@dataclass
+class SFTRunConfig:
+    model: str = ""                 # local HF model folder (the student's base)
+    data: str = ""                  # folder with train.jsonl and dev.jsonl
+    out: str = ""                   # output folder
+    full: bool = False              # full fine-tuning instead of LoRA
+    lora: LoraSpec = field(default_factory=LoraSpec)
+    max_length: int = 2048          # longer samples are dropped and counted
+    epochs: float = 1.0
+    max_steps: int = -1             # > 0 overrides epochs
+    lr: float = 2e-4
+    lr_scheduler: str = "cosine"
+    warmup_ratio: float = 0.03
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    batch_size: int = 1             # per device
+    grad_accum: int = 8
+    eval_batch_size: int = 1
+    bf16: Any = "auto"              # auto | true | false
+    dtype: str = "auto"             # weights as loaded: auto (bf16 on CUDA, fp32 on CPU) | float32 | bfloat16
+    gradient_checkpointing: bool = False
+    device: str = "auto"            # auto | cpu | cuda
+    seed: int = 0
+    eval_steps: int = 50            # 0 = evaluate only at the end
+    save_steps: int = 50
+    save_total_limit: int = 2
+    logging_steps: int = 1
+    max_train_samples: int = 0      # 0 = all
+    max_dev_samples: int = 0        # 0 = all (dev eval is a forward pass per sample: cap it on CPU)
+    resume: bool = True             # continue from OUT's last checkpoint when there is one
+    merge: bool = True              # write OUT/merged at the end
+
+    # ---- loading -----------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, raw: dict, source: str = "config") -> "SFTRunConfig":
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{source}: expected a mapping of keys, got {type(raw).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(raw) - names)
+        if unknown:
+            raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(names)}")
+        kw = dict(raw)
+        lora = kw.pop("lora", None) or {}
+        if not isinstance(lora, dict):
+            raise ConfigError(f"{source}: 'lora' must be a mapping (r, alpha, dropout, target_modules)")
+        lnames = {f.name for f in dataclasses.fields(LoraSpec)}
+        if set(lora) - lnames:
+            raise ConfigError(f"{source}: unknown lora key(s) {sorted(set(lora) - lnames)}; known: {sorted(lnames)}")
+        cfg = cls(**kw, lora=LoraSpec(**lora))
+        cfg._coerce(source)
+        return cfg
+
+    def _coerce(self, source: str) -> None:
+        ints = ("max_length", "max_steps", "batch_size", "grad_accum", "eval_batch_size", "seed",
+                "eval_steps", "save_steps", "save_total_limit", "logging_steps",
+                "max_train_samples", "max_dev_samples")
+        floats = ("epochs", "lr", "warmup_ratio", "weight_decay", "max_grad_norm")
+        for k in ints:
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ConfigError(f"{source}: {k} must be an integer, got {v!r}")
+        for k in floats:
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ConfigError(f"{source}: {k} must be a number, got {v!r}")
+            setattr(self, k, float(v))
+        for k in ("full", "gradient_checkpointing", "resume", "merge"):
+            if not isinstance(getattr(self, k), bool):
+                raise ConfigError(f"{source}: {k} must be true or false, got {getattr(self, k)!r}")
+        for k in ("r", "alpha"):
+            v = getattr(self.lora, k)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ConfigError(f"{source}: lora.{k} must be an integer, got {v!r}")
+        for k in ("model", "data", "out"):
+            setattr(self, k, "" if getattr(self, k) is None else str(getattr(self, k)))
+
+    def with_overrides(self, **over: Any) -> "SFTRunConfig":
+        """A copy with the non-None keyword values replacing the config's (CLI flags)."""
+        return dataclasses.replace(self, **{k: v for k, v in over.items() if v is not None})
+
+    def validate(self) -> "SFTRunConfig":
+        """Check every value (and that the model folder and data files exist) before any
+        model loads; paths become absolute. Raises ConfigError with one clear message."""
+        errs: list[str] = []
+        for k in ("model", "data", "out"):
+            if not getattr(self, k):
+                errs.append(f"{k} is not set (in the YAML or by --{k})")
+        pos = ("max_length", "batch_size", "grad_accum", "eval_batch_size", "save_steps",
+               "save_total_limit", "logging_steps")
+        errs += [f"{k} must be > 0, got {getattr(self, k)}" for k in pos if getattr(self, k) <= 0]
+        errs += [f"{k} must be >= 0, got {getattr(self, k)}" for k in
+                 ("eval_steps", "max_train_samples", "max_dev_samples", "weight_decay") if getattr(self, k) < 0]
+        if self.max_steps == 0 or self.max_steps < -1:
+            errs.append(f"max_steps must be > 0 (or -1: use epochs), got {self.max_steps}")
+        if self.max_steps == -1 and not self.epochs > 0:
+            errs.append(f"epochs must be > 0 when max_steps is not set, got {self.epochs}")
+        if not 0 < self.lr < 1:
+            errs.append(f"lr must be in (0, 1), got {self.lr}")
+        if not 0 <= self.warmup_ratio < 1:
+            errs.append(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        sched = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_min_lr")
+        if self.lr_scheduler not in sched:
+            errs.append(f"lr_scheduler must be one of {sched}, got {self.lr_scheduler!r}")
+        if str(self.bf16).lower() not in ("auto", "true", "false"):
+            errs.append(f"bf16 must be auto, true or false, got {self.bf16!r}")
+        if self.dtype not in ("auto", "float32", "bfloat16"):
+            errs.append(f"dtype must be auto, float32 or bfloat16, got {self.dtype!r}")
+        if self.device not in ("auto", "cpu", "cuda"):
+            errs.append(f"device must be auto, cpu or cuda, got {self.device!r}")
+        if not self.full:
+            if self.lora.r <= 0 or self.lora.alpha <= 0:
+                errs.append(f"lora.r and lora.alpha must be > 0, got {self.lora.r}, {self.lora.alpha}")
+            if not 0 <= float(self.lora.dropout) < 1:
+                errs.append(f"lora.dropout must be in [0, 1), got {self.lora.dropout}")
+            tm = self.lora.target_modules
+            if not (tm == "all-linear" or (isinstance(tm, list) and tm and all(isinstance(t, str) for t in tm))):
+                errs.append(f"lora.target_modules must be 'all-linear' or a list of module names, got {tm!r}")
+        if errs:
+            raise ConfigError("invalid SFT config: " + "; ".join(errs))
+        model = resolve_model_dir(self.model)
+        if not (model / "config.json").is_file():
+            raise ConfigError(f"model folder {model} has no config.json (build it first, e.g. "
+                              "`scroll tiny-model DIR` or `scroll models smollm2 DIR`)")
+        data = Path(self.data).expanduser().resolve()
+        if not (data / "train.jsonl").is_file():
+            raise ConfigError(f"no {data / 'train.jsonl'} (export the SFT data first)")
+        if self.eval_steps > 0 and not (data / "dev.jsonl").is_file():
+            raise ConfigError(f"no {data / 'dev.jsonl'} (needed for dev loss; or set eval_steps: 0)")
+        out = Path(self.out).expanduser().resolve()
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"out {out} exists and is not a folder")
+        return dataclasses.replace(self, model=str(model), data=str(data), out=str(out))
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def resolve_model_dir(model: str) -> Path:
+    """A model path as given when it exists (or is absolute), else under SCROLL_MODELS_DIR."""
+    p = Path(model).expanduser()
+    if p.is_absolute() or p.exists():
+        return p.resolve()
+    from scroll.env import models_dir
+
+    cand = models_dir() / p
+    return cand.resolve() if cand.exists() else p.resolve()
+
+
+def find_config(name_or_path: str | os.PathLike) -> Path:
+    """A YAML path as given, else `distill/NAME(.yaml)` over the config search path."""
+    p = Path(name_or_path).expanduser()
+    if p.is_file():
+        return p.resolve()
+    from scroll.env import config_dirs, config_file
+
+    name = p.name if p.suffix in (".yaml", ".yml") else p.name + ".yaml"
+    found = config_file(Path("distill") / name)
+    if found is None:
+        raise ConfigError(f"no SFT config {name_or_path!s}: not a file, and no distill/{name} in "
+                          f"{[str(d) for d in config_dirs()]}")
+    return found
+
+
+def load_config(name_or_path: str | os.PathLike, **overrides: Any) -> SFTRunConfig:
+    """Read the YAML, apply non-None overrides, validate. No model loads."""
+    import yaml
+
+    path = find_config(name_or_path)
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    return SFTRunConfig.from_dict(raw, source=str(path)).with_overrides(**overrides).validate()
+
+
+# ---- data ---------------------------------------------------------------------------------
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_messages(msgs: Any, where: str, what: str) -> None:
+    if not isinstance(msgs, list) or not msgs:
+        raise ConfigError(f"{where}: '{what}' must be a non-empty list of messages")
+    for i, m in enumerate(msgs):
+        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "tool"):
+            raise ConfigError(f"{where}: {what}[{i}] is not a message with a role")
+        if not isinstance(m.get("content"), (str, list)):
+            raise ConfigError(f"{where}: {what}[{i}] has no content")
+
+
+def read_samples(path: Path, limit: int = 0) -> list[dict]:
+    """The prompt-completion rows of one JSONL file, checked (line numbers in errors)."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                raise ConfigError(f"{where}: not JSON ({e})") from None
+            if not isinstance(row, dict) or "prompt" not in row or "completion" not in row:
+                raise ConfigError(f"{where}: expected {{'prompt': [...], 'completion': [...]}}")
+            _check_messages(row["prompt"], where, "prompt")
+            _check_messages(row["completion"], where, "completion")
+            if len(row["completion"]) != 1 or row["completion"][0]["role"] != "assistant":
+                raise ConfigError(f"{where}: completion must be exactly one assistant message")
+            rows.append({"prompt": row["prompt"], "completion": row["completion"]})
+            if limit and len(rows) >= limit:
+                break
+    if not rows:
+        raise ConfigError(f"{path}: no samples")
+    return rows
+
+
+def token_lengths(tokenizer, row: dict) -> tuple[int, int]:
+    """(total, completion) token counts as TRL will tokenize the row."""
+    def ids(msgs, **kw):
+        out = tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=True, **kw)
+        return list(out["input_ids"])
+
+    p = ids(row["prompt"], add_generation_prompt=True)
+    pc = ids(row["prompt"] + row["completion"])
+    k = 0
+    while k < min(len(p), len(pc)) and p[k] == pc[k]:
+        k += 1
+    return len(pc), len(pc) - k
+
+
+def filter_by_length(tokenizer, rows: list[dict], max_length: int) -> tuple[list[dict], dict]:
+    kept, dropped, total_tokens, completion_tokens, longest = [], 0, 0, 0, 0
+    for row in rows:
+        n, c = token_lengths(tokenizer, row)
+        longest = max(longest, n)
+        if n > max_length:
+            dropped += 1
+            continue
+        kept.append(row)
+        total_tokens += n
+        completion_tokens += c
+    stats = {"samples": len(rows), "kept": len(kept), "dropped_overlong": dropped,
+             "tokens": total_tokens, "completion_tokens": completion_tokens, "longest": longest}
+    return kept, stats
+
+
+# ---- machine / versions ------------------------------------------------------------------
+def cpu_info() -> dict:
+    model, flags = platform.processor() or "unknown", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and model in ("unknown", "", platform.processor()):
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return {"cpu": model, "cores": os.cpu_count(),
+            "avx512_bf16": "avx512_bf16" in flags, "amx_bf16": "amx_bf16" in flags}
+
+
+def versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for d in ("torch", "transformers", "trl", "peft", "accelerate", "datasets"):
+        try:
+            out[d] = version(d)
+        except PackageNotFoundError:
+            out[d] = None
+    return out
+
+
+def use_cuda(cfg: SFTRunConfig) -> bool:
+    import torch
+
+    return cfg.device == "cuda" or (cfg.device == "auto" and torch.cuda.is_available())
+
+
+def bf16_supported(cuda: bool) -> bool:
+    import torch
+
+    if cuda:
+        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    info = cpu_info()
+    return info["avx512_bf16"] or info["amx_bf16"]
+
+
+def resolve_bf16(cfg: SFTRunConfig, cuda: bool) -> bool:
+    v = str(cfg.bf16).lower()
+    return bf16_supported(cuda) if v == "auto" else v == "true"
+
+
+# ---- training -----------------------------------------------------------------------------
+def _last_checkpoint(out: Path) -> Path | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return Path(c) if out.is_dir() and (c := get_last_checkpoint(str(out))) else None
+
+
+def _emit(progress: Progress | None, **event: Any) -> None:
+    if progress is not None:
+        progress(event)
+
+
+def _tokens_trained(history: list[dict]) -> int:
+    """TRL's `num_tokens` is cumulative per process run and restarts at 0 after a resume:
+    add each run's last value."""
+    total, prev = 0, 0
+    for h in history:
+        if "num_tokens" in h and "loss" in h:
+            n = int(h["num_tokens"])
+            if n < prev:
+                total += prev
+            prev = n
+    return total + prev
+
+
+def train(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool = True) -> dict:
+    """Run SFT as configured (cfg must come from `validate()`); returns the result summary
+    (also written to OUT/result.json). `progress` receives dict events: phase changes and
+    every trainer log (step, loss, eval_loss, ...)."""
+    try:
+        import torch
+        from peft import LoraConfig
+        from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
+        from trl import SFTConfig, SFTTrainer
+        import datasets
+    except ImportError as e:  # pragma: no cover - depends on the installed extras
+        raise ImportError(f"SFT needs the model extra: {_INSTALL_HINT} ({e})") from None
+
+    t_start = time.time()
+    out, data = Path(cfg.out), Path(cfg.data)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"train": data / "train.jsonl"}
+    if (data / "dev.jsonl").is_file():
+        files["dev"] = data / "dev.jsonl"
+    data_info = {k: {"file": str(p), "sha256": sha256_file(p)} for k, p in files.items()}
+
+    last = _last_checkpoint(out)
+    prev_cfg_path = out / CONFIG_NAME
+    if last is not None:
+        if not cfg.resume:
+            raise ConfigError(f"{out} already holds {last.name}; pass --resume to continue it "
+                              "or choose another --out")
+        try:
+            prev = json.loads(prev_cfg_path.read_text())
+        except (OSError, ValueError):
+            prev = {}
+        prev_data = {k: v.get("sha256") for k, v in prev.get("data_files", {}).items()}
+        now_data = {k: v["sha256"] for k, v in data_info.items()}
+        if prev_data and prev_data != now_data:
+            raise ConfigError(f"{out}/{last.name} was trained on other data (sha256 differs); "
+                              "resume with the same data or choose another --out")
+    cuda = use_cuda(cfg)
+    bf16 = resolve_bf16(cfg, cuda)
+    resolved = {**cfg.to_dict(), "resolved": {"cuda": cuda, "bf16": bf16,
+                                              "resume_from": str(last) if last else None},
+                "data_files": data_info, "versions": versions(), "machine": cpu_info()}
+    prev_cfg_path.write_text(json.dumps(resolved, indent=2) + "\n")
+
+    quiet = not show_bar
+    if quiet:
+        datasets.disable_progress_bars()
+    _emit(progress, event="phase", phase="tokenizer", model=cfg.model)
+    tok = AutoTokenizer.from_pretrained(cfg.model)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    if not tok.chat_template:
+        raise ConfigError(f"{cfg.model}: the tokenizer has no chat template")
+
+    _emit(progress, event="phase", phase="data", data=str(data))
+    train_rows, train_stats = filter_by_length(tok, read_samples(files["train"], cfg.max_train_samples),
+                                               cfg.max_length)
+    if not train_rows:
+        raise ConfigError(f"every train sample is longer than max_length {cfg.max_length} "
+                          f"(longest {train_stats['longest']} tokens)")
+    dev_rows, dev_stats = [], None
+    if "dev" in files:
+        dev_rows, dev_stats = filter_by_length(tok, read_samples(files["dev"], cfg.max_dev_samples),
+                                               cfg.max_length)
+    do_eval = bool(dev_rows)
+    _emit(progress, event="data", train=train_stats, dev=dev_stats)
+
+    _emit(progress, event="phase", phase="model")
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}.get(
+        cfg.dtype, torch.bfloat16 if (cuda and bf16) else torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=dtype)
+    base_arch = list(getattr(model.config, "architectures", None) or [type(model).__name__])
+
+    peft_config = None
+    if not cfg.full:
+        peft_config = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=float(cfg.lora.dropout),
+                                 target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM", bias="none")
+    eval_steps = cfg.eval_steps if cfg.eval_steps > 0 else None
+    args = SFTConfig(
+        output_dir=str(out), seed=cfg.seed, data_seed=cfg.seed,
+        num_train_epochs=cfg.epochs, max_steps=cfg.max_steps,
+        learning_rate=cfg.lr, lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_ratio,  # < 1: a ratio
+        weight_decay=cfg.weight_decay, max_grad_norm=cfg.max_grad_norm,
+        per_device_train_batch_size=cfg.batch_size, gradient_accumulation_steps=cfg.grad_accum,
+        per_device_eval_batch_size=cfg.eval_batch_size,
+        bf16=bf16, use_cpu=not cuda, gradient_checkpointing=cfg.gradient_checkpointing,
+        logging_steps=cfg.logging_steps, logging_first_step=True,
+        eval_strategy="steps" if (do_eval and eval_steps) else "no", eval_steps=eval_steps,
+        save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
+        max_length=cfg.max_length, packing=False, completion_only_loss=True, assistant_only_loss=False,
+        report_to="none", disable_tqdm=quiet, dataloader_num_workers=0,
+        dataset_num_proc=None, remove_unused_columns=True,
+    )
+    trainer = SFTTrainer(model=model, args=args, processing_class=tok,
+                         train_dataset=datasets.Dataset.from_list(train_rows),
+                         eval_dataset=datasets.Dataset.from_list(dev_rows) if do_eval else None,
+                         peft_config=peft_config)
+    # Both default log printers write to stdout, which the CLI reserves for --json: the bar
+    # (stderr) stays, log lines go to stderr too.
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    if show_bar:
+        class _StderrProgress(ProgressCallback):
+            def on_log(self, a, state, control, logs=None, **kw):
+                if state.is_world_process_zero and self.training_bar is not None and logs:
+                    keep = ("loss", "eval_loss", "learning_rate", "grad_norm", "num_tokens")
+                    line = {k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in logs.items() if k in keep}
+                    self.training_bar.write(f"step {state.global_step}: {line}", file=sys.stderr)
+        trainer.add_callback(_StderrProgress())
+    if progress is not None:
+        class _Relay(TrainerCallback):
+            def on_log(self, a, state, control, logs=None, **kw):
+                _emit(progress, event="log", step=state.global_step, max_steps=state.max_steps, **(logs or {}))
+        trainer.add_callback(_Relay())
+    # Every label that survives preparation is a completion token: nothing was cut.
+    n_labels = sum(sum(1 for x in r if x != -100) for r in trainer.train_dataset["labels"])
+    if n_labels != train_stats["completion_tokens"]:
+        raise RuntimeError(f"prepared data has {n_labels} loss tokens, expected "
+                           f"{train_stats['completion_tokens']} (completion tokens): a completion was cut")
+    trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
+    total_params = sum(p.numel() for p in trainer.model.parameters())
+    _emit(progress, event="phase", phase="train", resume_from=str(last) if last else None,
+          trainable_params=trainable)
+
+    t_train = time.time()
+    train_out = trainer.train(resume_from_checkpoint=str(last) if last else None)
+    train_wall = time.time() - t_train
+    final_dev = None
+    if do_eval:
+        _emit(progress, event="phase", phase="eval")
+        final_dev = trainer.evaluate().get("eval_loss")
+    history = list(trainer.state.log_history)
+    if not trainer.is_world_process_zero():
+        return {"ok": True, "rank": int(os.environ.get("RANK", "0"))}
+
+    from distill.plots import plot_loss
+
+    with open(out / "metrics.jsonl", "w") as f:
+        for h in history:
+            f.write(json.dumps(h) + "\n")
+    plot_loss(history, out / "loss.png", title=f"SFT {Path(cfg.model).name} -> {out.name}")
+
+    train_losses = [h["loss"] for h in history if "loss" in h]
+    session_tokens = max((int(h["num_tokens"]) for h in history
+                          if "num_tokens" in h and "loss" in h and h.get("step", 0) > (
+                              int(last.name.split("-")[-1]) if last else 0)), default=0)
+    runtime = float(train_out.metrics.get("train_runtime", train_wall))
+    summary = {
+        "ok": True, "out": str(out), "base_model": cfg.model, "base_architectures": base_arch,
+        "method": "full" if cfg.full else "lora", "steps": trainer.state.global_step,
+        "max_steps": trainer.state.max_steps, "epochs": trainer.state.epoch,
+        "resumed_from": str(last) if last else None,
+        "final_train_loss": train_losses[-1] if train_losses else None,
+        "first_train_loss": train_losses[0] if train_losses else None,
+        "final_dev_loss": final_dev,
+        "tokens_trained": _tokens_trained(history), "session_tokens": session_tokens,
+        "session_train_s": round(runtime, 2),
+        "tokens_per_s": round(session_tokens / runtime, 1) if runtime > 0 else None,
+        "wall_s": None, "bf16": bf16, "cuda": cuda, "trainable_params": trainable,
+        "total_params": total_params,
+        "data": {"train": {**data_info["train"], **train_stats},
+                 "dev": {**data_info["dev"], **dev_stats} if dev_stats else None},
+        "dropped_overlong": train_stats["dropped_overlong"] + (dev_stats or {}).get("dropped_overlong", 0),
+        "max_length": cfg.max_length, "machine": cpu_info(), "versions": versions(),
+        "files": {"metrics": str(out / "metrics.jsonl"), "loss_png": str(out / "loss.png")},
+    }
+    if cuda:
+        summary["machine"]["gpu"] = torch.cuda.get_device_name(0)
+        summary["machine"]["gpus"] = torch.cuda.device_count()
+
+    if not cfg.full:
+        trainer.model.save_pretrained(out / "adapter")
+        summary["files"]["adapter"] = str(out / "adapter")
+    if cfg.merge:
+        _emit(progress, event="phase", phase="merge")
+        summary["files"]["merged"] = str(save_merged(trainer.model, tok, cfg, out / "merged", summary))
+    summary["wall_s"] = round(time.time() - t_start, 2)
+    if cfg.merge:
+        stamp = Path(summary["files"]["merged"]) / MODEL_STAMP
+        info = json.loads(stamp.read_text())
+        info["wall_s"] = summary["wall_s"]
+        stamp.write_text(json.dumps(info, indent=2) + "\n")
+    (out / "result.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    _emit(progress, event="phase", phase="done")
+    return summary
+
+
+def save_merged(model, tokenizer, cfg: SFTRunConfig, dest: Path, summary: dict) -> Path:
+    """Merge LoRA into the base (or take the fully trained model) and write a complete HF
+    folder atomically: weights, config, generation config, tokenizer + chat template, stamp."""
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    for extra in ("generation_config.json",):
+        src = Path(cfg.model) / extra
+        if src.is_file() and not (tmp / extra).is_file():
+            shutil.copy2(src, tmp / extra)
+    base_tc = Path(cfg.model) / "tokenizer_config.json"
+    if base_tc.is_file():  # keep the base's tokenizer_class (e.g. loadable by older transformers)
+        cls = json.loads(base_tc.read_text()).get("tokenizer_class")
+        tc = json.loads((tmp / "tokenizer_config.json").read_text())
+        if cls:
+            tc["tokenizer_class"] = cls
+            (tmp / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n")
+    stamp = {k: summary[k] for k in ("base_model", "base_architectures", "method", "steps",
+                                     "final_train_loss", "final_dev_loss", "tokens_trained",
+                                     "tokens_per_s", "session_train_s", "bf16", "max_length")}
+    stamp["data"] = {k: {"file": v["file"], "sha256": v["sha256"], "samples_used": v["kept"]}
+                     for k, v in summary["data"].items() if v}
+    stamp["lora"] = None if cfg.full else dataclasses.asdict(cfg.lora)
+    stamp["versions"] = summary["versions"]
+    stamp["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (tmp / MODEL_STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+    tmp.chmod(0o755)
+    for f in tmp.iterdir():
+        f.chmod(0o644)
+    if dest.exists():
+        shutil.rmtree(dest)
+    os.replace(tmp, dest)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m distill.sft --config NAME [--data D] [--out D] [--max-steps N]` (for
+    `accelerate launch -m distill.sft ...`); prints the result JSON."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m distill.sft")
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--data")
+    ap.add_argument("--out")
+    ap.add_argument("--model")
+    ap.add_argument("--max-steps", type=int)
+    ap.add_argument("--no-resume", action="store_true")
+    a = ap.parse_args(argv)
+    try:
+        cfg = load_config(a.config, data=a.data, out=a.out, model=a.model, max_steps=a.max_steps,
+                          resume=False if a.no_resume else None)
+        res = train(cfg, progress=None, show_bar=sys.stderr.isatty())
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(res, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
