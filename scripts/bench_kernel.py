@@ -51,14 +51,6 @@ def cell_times(k, runs: int) -> list[float]:
     return out
 
 
-def versions() -> dict:
-    return report.versions(extra=("ipykernel", "jupyter_client", "pyzmq"))
-
-
-def machine() -> dict:
-    return report.machine()
-
-
 REPLAY_CELLS = [
     "import math, json, collections",
     "import numpy as np",
@@ -80,7 +72,8 @@ def main() -> None:
     a = ap.parse_args()
     sandbox = "off" if a.no_sandbox else True
     d = Path(tempfile.mkdtemp(prefix="bench-kernel-"))
-    res: dict = {"loadavg_start": os.getloadavg(), "machine": machine(), "versions": versions(), "sandbox": not a.no_sandbox,
+    res: dict = {"loadavg_start": os.getloadavg(), **report.provenance(("ipykernel", "jupyter_client", "pyzmq")),
+                 "command": " ".join(sys.argv), "sandbox": not a.no_sandbox,
                  "targets": TARGETS, "params": {"words": int(a.words), "runs": a.runs}}
 
     t0 = time.perf_counter()

@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -92,11 +93,11 @@ def main(argv=None) -> dict:
         small[0].close()
         large[0].close()
     ratio = rows[1]["overhead_ms_p50"] / rows[0]["overhead_ms_p50"]
-    report = {
+    result = {
         "what": "per-step substrate overhead (view + kernel + log; model excluded) with the reference policy",
         "policy": "reference-policy (deterministic program writer, not a model)",
         "sizes": rows, "p50_ratio_large_vs_small": round(ratio, 3),
-        "machine": report.machine(), "versions": report.versions(extra=("ipykernel", "jupyter_client")),
+        **report.provenance(("ipykernel", "jupyter_client")), "command": " ".join(sys.argv),
         "loadavg_end": os.getloadavg(),
     }
     t = Table(title="Scroll loop: per-step substrate overhead (reference policy, sandboxed kernel)")
@@ -109,8 +110,8 @@ def main(argv=None) -> dict:
     c.print(f"p50 ratio large/small: {ratio:.2f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2))
-    return report
+        args.out.write_text(json.dumps(result, indent=2))
+    return result
 
 
 if __name__ == "__main__":

@@ -28,6 +28,30 @@ def versions(extra: tuple[str, ...] = ()) -> dict:
     return out
 
 
+def git_state() -> dict:
+    """The checkout's commit and whether it had uncommitted changes (None outside a checkout)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10).stdout.strip() or None
+        dirty = bool(subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                    capture_output=True, text=True, timeout=10).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return {"git_sha": None, "git_dirty": None}
+    return {"git_sha": sha, "git_dirty": dirty if sha else None}
+
+
+def provenance(extra: tuple[str, ...] = ()) -> dict:
+    """What every result file carries: commit, machine, versions and when it was made."""
+    from datetime import datetime, timezone
+
+    return {**git_state(), "machine": machine(), "versions": versions(extra),
+            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
 def machine() -> dict:
     cpu = platform.processor() or ""
     try:
