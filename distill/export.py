@@ -1,0 +1,287 @@
+"""Runs -> SFT data: TRL prompt-completion JSONL (one line per step), notebooks, and the filter record.
+
+    python -c "from distill.export import export_runs; print(export_runs(['var/runs/teacher'], 'var/sft'))"
+    scroll distill export --runs var/runs/teacher --out var/sft            # same, from the CLI
+
+Input: run folders written by `scroll.runner.run_tasks` (`runs.jsonl`: one RunRecord per
+task; each names its log `db` and `session`). Output in `out/`:
+
+* `<split>.jsonl` (train, dev, ... from the records' splits): per exported step one line
+  `{"prompt": [the exact messages the model saw at that step], "completion":
+  [{"role": "assistant", "content": reply}]}`: TRL's conversational prompt-completion
+  format, so the loss falls on that step's reply only. The messages are rebuilt from the
+  log with `scroll.agent.step_prompts` and checked against the prompt sha256 the loop
+  logged; a step whose rebuilt prompt does not hash to the logged one is NOT exported
+  (counted as a mismatch, listed in filters.json).
+* `<split>.meta.jsonl`: line for line beside it: task_id, split, label, session, db, step,
+  reply seq, prompt sha256, prompt/completion token counts and which counter made them
+  (the student's tokenizer with `tokenizer=DIR`, else chars/4, said so).
+* `notebooks/<split>/<task_id>.<label>.ipynb`: one notebook per exported session
+  (`scroll.kernel.notebook.export_notebook`, plus a `final` stub cell so nbclient can
+  replay the last cell; `ms` is served read-only from the log in the notebook's process).
+* `filters.json`: the filters in order with counts before/after each (trajectories and
+  steps), the mismatches, the source runs (their runs.meta.json), files written, git SHA.
+
+Filters, in order: the runner finished (no runner_error); `success_only` (the host-side
+judge said correct); `max_steps` (trajectories with more steps dropped); prompt match (the
+logged sha256); `max_tokens` (steps whose prompt + completion exceed it dropped);
+`dedup` (identical prompt + completion kept once).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from scroll.runner import RUNNER_ERROR, RunRecord, git_sha, load_records
+
+FINAL_STUB = ("# scroll export: `final` ended the task in the agent's kernel; here it only records the answer\n"
+              "FINAL_ANSWER = None\n"
+              "def final(answer):\n"
+              "    global FINAL_ANSWER\n"
+              "    FINAL_ANSWER = str(answer)\n")
+
+
+class TokenCounter:
+    """Token counts for the meta file: the student's tokenizer, else characters / 4."""
+
+    def __init__(self, tokenizer_dir: str | os.PathLike | None = None):
+        self.name = "chars/4 (approximate: no --tokenizer given)"
+        self._tok = None
+        if tokenizer_dir is not None:
+            try:
+                from transformers import AutoTokenizer
+            except ImportError as e:  # pragma: no cover
+                raise RuntimeError("token counts with a tokenizer need transformers: "
+                                   "pip install 'scroll-agent[model]'") from e
+            self._tok = AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=True)
+            self.name = f"tokenizer:{Path(tokenizer_dir).resolve()}"
+
+    @property
+    def exact(self) -> bool:
+        return self._tok is not None
+
+    def prompt(self, messages: list[dict]) -> int:
+        if self._tok is None:
+            from scroll.view import approx_tokens
+
+            return sum(approx_tokens(m["content"]) for m in messages)
+        ids = self._tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        if isinstance(ids, dict) or hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        return len(ids)
+
+    def text(self, text: str) -> int:
+        if self._tok is None:
+            from scroll.view import approx_tokens
+
+            return approx_tokens(text)
+        return len(self._tok(text, add_special_tokens=False)["input_ids"])
+
+
+class _Filter:
+    def __init__(self, name: str, rule: str, unit: str):
+        self.name, self.rule, self.unit = name, rule, unit
+        self.before = self.after = 0
+
+    def apply(self, items: list, keep: Callable[[Any], bool]) -> list:
+        self.before = len(items)
+        kept = [x for x in items if keep(x)]
+        self.after = len(kept)
+        return kept
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "rule": self.rule, "unit": self.unit, "before": self.before,
+                "after": self.after, "dropped": self.before - self.after}
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:120] or "task"
+
+
+def _source_runs(run_dirs: Iterable[Path]) -> list[dict]:
+    out = []
+    for d in run_dirs:
+        meta = None
+        try:
+            meta = json.loads((Path(d) / "runs.meta.json").read_text())
+        except (OSError, ValueError):
+            pass
+        out.append({"path": str(Path(d).resolve()), "label": (meta or {}).get("label"),
+                    "backend": (meta or {}).get("backend"), "git_sha": (meta or {}).get("git_sha"),
+                    "loop_config": (meta or {}).get("loop_config")})
+    return out
+
+
+def _add_final_stub(path: Path) -> None:
+    """Insert the `final` stub after the setup cell (the loop's prelude is not logged as a cell)."""
+    import nbformat
+    import nbformat.v4 as nbf
+
+    nb = nbformat.read(str(path), as_version=4)
+    at = 1 if nb.cells and "scroll-setup" in (nb.cells[0].metadata.get("tags") or []) else 0
+    nb.cells.insert(at, nbf.new_code_cell(FINAL_STUB, metadata={"tags": ["scroll-final-stub"]}))
+    nbformat.validate(nb)
+    nbformat.write(nb, str(path))
+
+
+def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, success_only: bool = True,
+                max_steps: int | None = None, max_tokens: int | None = None, dedup: bool = False,
+                tokenizer: str | os.PathLike | None = None, notebooks: bool = True) -> dict:
+    """Export the steps of the runs in `run_dirs` into `out` (see the module docstring);
+    returns the filters.json object."""
+    from scroll.agent import step_prompts
+    from scroll.events import EventLog
+    from scroll.llm.base import approx_count
+
+    if not run_dirs:
+        raise ValueError("give at least one run folder")
+    run_dirs = [Path(d) for d in run_dirs]
+    for d in run_dirs:
+        if not (d / "runs.jsonl").is_file():
+            raise FileNotFoundError(f"{d}: no runs.jsonl (not a run folder written by `scroll collect`/the runner)")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    counter = TokenCounter(tokenizer)
+
+    records: list[RunRecord] = []
+    seen: set[tuple[str, str, str]] = set()
+    for d in run_dirs:
+        for r in load_records(d):
+            key = (r.db, r.session, r.task_id)
+            if key not in seen:  # the same run folder given twice counts once
+                seen.add(key)
+                records.append(r)
+
+    filters: list[_Filter] = []
+
+    def filt(name, rule, unit, items, keep):
+        f = _Filter(name, rule, unit)
+        filters.append(f)
+        return f.apply(items, keep)
+
+    trajs = filt("runner_ok", f"the runner finished the task (reason != {RUNNER_ERROR!r})", "trajectories",
+                 records, lambda r: r.reason != RUNNER_ERROR)
+    if success_only:
+        trajs = filt("success", "the host-side judge said correct (task.check(answer))", "trajectories",
+                     trajs, lambda r: r.correct)
+    if max_steps is not None:
+        trajs = filt("max_steps", f"steps <= {max_steps}", "trajectories", trajs, lambda r: r.steps <= max_steps)
+
+    # rebuild every step's prompt from the log; the logged sha256 decides
+    steps: list[dict] = []
+    mismatches: list[dict] = []
+    missing: list[dict] = []
+    logs: dict[str, Any] = {}
+    try:
+        for r in trajs:
+            log = logs.get(r.db)
+            if log is None:
+                try:
+                    log = logs[r.db] = EventLog(r.db, readonly=True)
+                except Exception as e:  # noqa: BLE001 - a vanished or unreadable log is reported
+                    missing.append({"task_id": r.task_id, "db": r.db, "error": f"{type(e).__name__}: {e}"})
+                    continue
+            prompts = step_prompts(log, r.session, count=approx_count)
+            if not prompts:
+                missing.append({"task_id": r.task_id, "db": r.db, "session": r.session, "error": "no steps in the log"})
+            for sp in prompts:
+                step_no = (sp.reply.meta or {}).get("step")
+                item = {"record": r, "step": step_no, "reply_seq": sp.reply.seq, "messages": sp.messages,
+                        "reply": sp.reply.text, "sha": sp.logged_sha256, "matches": sp.matches}
+                if not sp.matches:
+                    mismatches.append({"task_id": r.task_id, "label": r.label, "session": r.session, "db": r.db,
+                                       "step": step_no, "reply_seq": sp.reply.seq, "logged_sha256": sp.logged_sha256})
+                steps.append(item)
+    finally:
+        for lg in logs.values():
+            lg.close()
+
+    steps = filt("prompt_match", "the prompt rebuilt from the log hashes to the sha256 the loop logged", "steps",
+                 steps, lambda s: s["matches"])
+    for s in steps:
+        s["prompt_tokens"] = counter.prompt(s["messages"])
+        s["completion_tokens"] = counter.text(s["reply"])
+    if max_tokens is not None:
+        steps = filt("max_tokens", f"prompt_tokens + completion_tokens <= {max_tokens} ({counter.name})", "steps",
+                     steps, lambda s: s["prompt_tokens"] + s["completion_tokens"] <= max_tokens)
+    if dedup:
+        keys: set[str] = set()
+
+        def first(s):
+            k = hashlib.sha256(json.dumps([s["messages"], s["reply"]], sort_keys=True).encode()).hexdigest()
+            if k in keys:
+                return False
+            keys.add(k)
+            return True
+        steps = filt("dedup", "identical prompt + completion kept once (first seen)", "steps", steps, first)
+
+    # write: per split, data and meta line for line
+    files: dict[str, dict] = {}
+    by_split: dict[str, list[dict]] = {}
+    for s in steps:
+        by_split.setdefault(s["record"].split, []).append(s)
+    for old in list(out.glob("*.jsonl")):  # a re-export replaces what an earlier one wrote
+        old.unlink()
+    for split, items in sorted(by_split.items()):
+        data_path, meta_path = out / f"{_safe(split)}.jsonl", out / f"{_safe(split)}.meta.jsonl"
+        with open(data_path, "w", encoding="utf-8") as fd, open(meta_path, "w", encoding="utf-8") as fm:
+            for s in items:
+                r = s["record"]
+                fd.write(json.dumps({"prompt": s["messages"],
+                                     "completion": [{"role": "assistant", "content": s["reply"]}]},
+                                    ensure_ascii=False) + "\n")
+                fm.write(json.dumps({"task_id": r.task_id, "split": r.split, "kind": r.kind, "family": r.family,
+                                     "label": r.label, "session": r.session, "db": r.db, "step": s["step"],
+                                     "reply_seq": s["reply_seq"], "prompt_sha256": s["sha"],
+                                     "prompt_tokens": s["prompt_tokens"],
+                                     "completion_tokens": s["completion_tokens"],
+                                     "token_counter": counter.name}, ensure_ascii=False) + "\n")
+        files[split] = {"data": str(data_path), "meta": str(meta_path), "lines": len(items),
+                        "trajectories": len({(s["record"].db, s["record"].session) for s in items}),
+                        "prompt_tokens": sum(s["prompt_tokens"] for s in items),
+                        "completion_tokens": sum(s["completion_tokens"] for s in items)}
+
+    nb_info = []
+    if notebooks:
+        from scroll.kernel.notebook import export_notebook
+
+        exported = {}
+        for s in steps:
+            r = s["record"]
+            exported.setdefault((r.db, r.session), r)
+        for (db, session), r in exported.items():
+            path = out / "notebooks" / _safe(r.split) / f"{_safe(r.task_id)}.{_safe(r.label)}.ipynb"
+            try:
+                with EventLog(db, readonly=True) as log:
+                    info = export_notebook(log, session, path)
+                _add_final_stub(path)
+                nb_info.append({"task_id": r.task_id, "session": session, "path": str(path),
+                                "cells": info["cells"], "skipped": info["skipped"]})
+            except (KeyError, OSError, ValueError) as e:
+                nb_info.append({"task_id": r.task_id, "session": session, "path": None, "error": str(e)})
+
+    report = {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git_sha": git_sha(),
+        "format": "TRL conversational prompt-completion JSONL (loss on the completion: that step's reply only)",
+        "options": {"success_only": success_only, "max_steps": max_steps, "max_tokens": max_tokens,
+                    "dedup": dedup, "tokenizer": str(tokenizer) if tokenizer else None},
+        "token_counter": counter.name,
+        "source_runs": _source_runs(run_dirs),
+        "records": len(records),
+        "filters": [f.to_dict() for f in filters],
+        "mismatches": len(mismatches),
+        "mismatched_steps": mismatches,
+        "unreadable": missing,
+        "files": files,
+        "notebooks": nb_info,
+        "exported_steps": len(steps),
+        "exported_trajectories": len({(s["record"].db, s["record"].session) for s in steps}),
+    }
+    (out / "filters.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str))
+    return report
