@@ -358,3 +358,30 @@ class _Progress:
     def advance(self, done: int, correct: int) -> None:
         if self._p is not None:
             self._p.update(self._task, completed=done, correct=f"{correct}/{done}")
+
+
+class Serialized:
+    """One backend shared by every worker, one call at a time (a local model that is not
+    thread-safe, or too big to load twice): the kernels and the log still overlap."""
+
+    def __init__(self, llm):
+        self._llm = llm
+        self._lock = threading.RLock()
+
+    def complete(self, *args, **kw):
+        with self._lock:
+            return self._llm.complete(*args, **kw)
+
+    def count_tokens(self, text_or_messages):
+        with self._lock:
+            return self._llm.count_tokens(text_or_messages)
+
+    @property
+    def token_counter_exact(self) -> bool:
+        return bool(getattr(self._llm, "token_counter_exact", False))
+
+    def describe(self) -> dict:
+        return self._llm.describe()
+
+    def close(self) -> None:
+        self._llm.close()
