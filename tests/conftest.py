@@ -18,4 +18,4 @@ def log(tmp_path):
         yield lg
 
 
-from tests.fixtures_model import tiny_model_dir, tiny_server  # noqa: E402,F401  (session fixtures)
+from tests.fixtures_model import smollm2_dir, smollm2_server, tiny_model_dir, tiny_server  # noqa: E402,F401  (session fixtures)

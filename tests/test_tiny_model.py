@@ -98,12 +98,12 @@ def test_cached_rebuild_is_instant_and_deterministic(tiny_model_dir, tmp_path):
     assert not list(tmp_path.glob(".again.build-*")), "build temp dir left behind"
 
 
-def test_cli_tiny_model_json(tiny_model_dir):
+def test_cli_models_tiny_json(tiny_model_dir):
     from typer.testing import CliRunner
 
     from scroll.cli import app
 
-    r = CliRunner().invoke(app, ["tiny-model", str(tiny_model_dir), "--json"])
+    r = CliRunner().invoke(app, ["models", "tiny", str(tiny_model_dir), "--json"])
     assert r.exit_code == 0, r.output
     info = json.loads(r.output)
     assert info["ok"] and info["cached"] and info["path"] == str(tiny_model_dir)
