@@ -183,6 +183,23 @@ TEMPLATES = [
      lambda m: Program("sum_bike", "sum", "paid spent charged bike shop repairs", r"(?i)bike",
                        rf"(?:\b[Pp]aid {_AMOUNT} at the bike shop|\bbike shop charged me {_AMOUNT}"
                        rf"|\b[Ss]pent {_AMOUNT} on bike repairs)")),
+    (r"\bhow much (?:did i spend|have i spent) on (?:taxis|taxi rides|cabs)\b",
+     lambda m: Program("sum_taxi", "sum", "paid taxi cost took", r"(?i)taxi",
+                       rf"(?:\b[Pp]aid {_AMOUNT} for a taxi\b|\b[Tt]he taxi to [^$.]{{1,40}}? cost me {_AMOUNT}"
+                       rf"|\b[Tt]ook a taxi to [^$.]{{1,40}}?, {_AMOUNT} with the tip)")),
+    (r"\bhow much (?:did i spend|have i spent) on groceries\b",
+     lambda m: Program("sum_groceries", "sum", "spent paid groceries grocery run", r"(?i)grocer",
+                       rf"(?:\b[Ss]pent {_AMOUNT} on groceries\b|\bgrocery run at [^$.]{{1,40}}? came to {_AMOUNT}"
+                       rf"|\b[Pp]aid {_AMOUNT} for groceries\b)")),
+    # questions that name someone or something: the name goes into the search and the pattern
+    (r"\bhow many times did i meet ([A-Z][\w'-]*) for ([\w' -]+?)\s*\??$",
+     lambda m: Program("meet_friend", "count", f"{m.group(1)} {m.group(2)}", rf"\b{re.escape(m.group(1))}\b",
+                       rf"\bI (?:met|caught up with) {re.escape(m.group(1))} (?:for|over) "
+                       rf"{re.escape(m.group(2))}\b")),
+    (r"\bwhere does my ([a-z][\w-]*) live(?: now| these days| currently)?\b",
+     lambda m: Program("relative_city", "latest", f"{m.group(1)} moved lives", rf"\b[Mm]y {re.escape(m.group(1))}\b",
+                       rf"\b[Mm]y {re.escape(m.group(1))} (?:lives in|(?:just |finally )?moved to)"
+                       r"\s+([A-Z][a-z]+(?: [A-Z][a-z]+)?)")),
 ]
 
 

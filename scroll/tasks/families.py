@@ -1,40 +1,40 @@
 """Task families: each plants facts (and near-miss distractors) into chosen sessions and
 asks one question whose answer needs the exact old details.
 
-A family is `plant(rng, dates, qid) -> (plants, task)`: `dates[i]` is session i's date,
-each `Plant` is one user turn (the fact, wrapped in small talk) plus the assistant's
-reply, inserted into session `session`; `evidence=True` marks the turns that carry the
-answer. Families:
+A family is `plant(rng, dates, qid, g) -> (plants, task)`: `dates[i]` is session i's date,
+`g` (a `Gen`) is the entity pool (scroll.tasks.pools) and the wording variant
+(scroll.tasks.wordings) it writes with; each `Plant` is one user turn (the fact, wrapped in
+small talk) plus the assistant's reply, inserted into session `session`; `evidence=True`
+marks the turns that carry the answer. Every entity a family draws from the pool is
+recorded (`Gen.used` -> `task.params["entities"]`) for the leakage checks. Families:
 
 * update_city / update_employer (knowledge_update): the value changes over time; the
   question asks for the current one; older values, other people's moves and plans are
   distractors.
+* relative_city (knowledge_update): "Where does my <relative> live now?": the relative
+  moves; other relatives' moves, visits, plans and friends are near misses, so the
+  program must carry the relative from the question into its search and pattern.
 * count_<activity> (count): the activity happens in k sessions; cancelled, planned and
   other people's visits are near misses.
+* meet_friend (count): "How many times did I meet <friend> for <activity>?": meetings with
+  other friends, for other activities, plans, cancellations and relatives' meetings are
+  near misses (the program must carry both words).
 * date_adopt / date_race (date): the event happens in one session ("today" or
-  "yesterday", so the date may be the session's date minus one); plans and later mentions
-  are distractors.
-* sum_bike (sum): amounts paid over several sessions; quotes, other people's spending
-  and hypothetical prices are distractors.
+  "yesterday", so the date may be the session's date minus one); plans, other people's
+  adoptions (other pet names) and later mentions are distractors.
+* sum_bike / sum_taxi / sum_groceries (sum): amounts paid over several sessions; quotes,
+  other people's spending and hypothetical prices are distractors.
 """
 from __future__ import annotations
 
 import datetime as dt
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .pools import ALL, Pool
 from .task import Task
+from .wordings import TRAIN, get_wording
 
-CITIES = ["Lisbon", "Porto", "Valencia", "Seville", "Denver", "Portland", "Austin", "Chicago",
-          "Toronto", "Montreal", "Melbourne", "Edinburgh", "Dublin", "Vienna", "Munich", "Zurich",
-          "Copenhagen", "Oslo", "Helsinki", "Prague", "Krakow", "Boston", "Seattle", "Atlanta"]
-COMPANIES = ["Northwind Analytics", "Brightline Robotics", "Cobalt Health", "Tidewater Energy",
-             "Juniper Logistics", "Halcyon Games", "Redwood Insurance", "Meridian Foods",
-             "Lumen Biotech", "Quarry Software", "Saltmarsh Media", "Orchard Payments"]
-PETS = ["Rocket", "Biscuit", "Mochi", "Pepper", "Juniper", "Waffles", "Ziggy", "Noodle", "Pickle", "Sprout"]
-FRIENDS = ["Maya", "Leo", "Hannah", "Omar", "Clara", "Diego", "Ines", "Jonas"]
-RELATIVES = ["sister", "brother", "mom", "dad", "cousin", "son", "daughter"]
-BREEDS = ["beagle mix", "border collie", "terrier mix", "greyhound", "lab mix", "corgi", "spaniel"]
 ASIDES = ["legs are toast", "the crowd was amazing", "it went better than I feared", "hot day for it"]
 WHEN_DONE = ["today", "this morning", "earlier today", "yesterday"]
 
@@ -45,6 +45,27 @@ class Plant:
     user: str
     assistant: str
     evidence: bool = False
+
+
+@dataclass
+class Gen:
+    """What a family writes with: the entity pool, the wording variant, the entities used."""
+    pool: Pool = ALL
+    wording: str = "train"
+    used: set = field(default_factory=set)
+
+    def sample(self, rng: random.Random, kind: str, k: int, exclude=()) -> list[str]:
+        items = [x for x in getattr(self.pool, kind) if x not in set(exclude)]
+        out = rng.sample(items, k)
+        self.used.update(out)
+        return out
+
+    def choice(self, rng: random.Random, kind: str, exclude=()) -> str:
+        return self.sample(rng, kind, 1, exclude)[0]
+
+    def say(self, rng: random.Random, key: str, **slots) -> str:
+        templates = get_wording(self.wording).get(key) or TRAIN[key]
+        return rng.choice(templates).format(**slots)
 
 
 def _sessions(rng: random.Random, n: int, k: int, lo: float = 0.03, hi: float = 0.97) -> list[int]:
@@ -65,6 +86,10 @@ def _ack(rng: random.Random, text: str) -> str:
                                     "Sounds like a lot going on.", "Want to pick up where we left off?"])
 
 
+def _p(rng, session, fact, ack, evidence=False) -> Plant:
+    return Plant(session, _wrap(rng, fact), _ack(rng, ack), evidence=evidence)
+
+
 def _task(qid, family, question, answer, kind, value, value_type, distractors, params) -> Task:
     return Task(question_id=qid, question=question, answer=answer, kind=kind, value=value,
                 value_type=value_type, distractors=sorted(set(distractors) - {value}), family=family,
@@ -72,85 +97,87 @@ def _task(qid, family, question, answer, kind, value, value_type, distractors, p
 
 
 # ---------------------------------------------------------------- knowledge updates
-def update_city(rng: random.Random, dates: list[dt.date], qid: str):
+def update_city(rng: random.Random, dates: list[dt.date], qid: str, g: Gen):
     n = len(dates)
-    a, b, c, d, e, f, g = rng.sample(CITIES, 7)
+    a, b, c, d, e, f, h = g.sample(rng, "cities", 7)
     s = _sessions(rng, n, 9)
     rng.shuffle(s[3:])
     plants = [
-        Plant(s[0], _wrap(rng, rng.choice([f"For context, I live in {a} and work mostly from home.",
-                                            f"I live in {a}, so the weather is always a factor for me."])),
-              _ack(rng, f"Good to know you're in {a}."), evidence=False),
-        Plant(s[1], _wrap(rng, rng.choice([f"Big news: I just moved to {b}! Still surrounded by boxes.",
-                                            f"We finally moved to {b} last weekend, the new apartment is tiny but bright."])),
-              _ack(rng, f"Congrats on the move to {b}!"), evidence=False),
-        Plant(s[2], _wrap(rng, rng.choice([f"Quick update, I relocated to {c} at the start of the month.",
-                                            f"I moved to {c} a few days ago and I'm still figuring out the buses."])),
-              _ack(rng, f"Another move! {c} should be a nice change."), evidence=True),
-    ]
-    # distractors (anywhere after the first statement): other people, plans, visits, the past
-    plants += [
-        Plant(s[3], _wrap(rng, f"My {rng.choice(RELATIVES)} just moved to {d} for a new job."),
-              _ack(rng, f"{d} is a big change for them.")),
-        Plant(s[4], _wrap(rng, f"Sometimes I think I might move to {e} one day, but not anytime soon."),
-              _ack(rng, f"{e} has a lot going for it.")),
-        Plant(s[5], _wrap(rng, f"I'm visiting {f} next week for a conference.")
-              , _ack(rng, f"Enjoy {f}!")),
-        Plant(s[6], _wrap(rng, f"I lived in {g} back in college, feels like ages ago."),
-              _ack(rng, f"{g} must have been fun as a student.")),
-        Plant(s[7], _wrap(rng, f"My friend {rng.choice(FRIENDS)} moved to {b} last month, funny coincidence."),
-              _ack(rng, "Small world.")),
+        _p(rng, s[0], g.say(rng, "city_live", x=a), f"Good to know you're in {a}."),
+        _p(rng, s[1], g.say(rng, "city_move", x=b), f"Congrats on the move to {b}!"),
+        _p(rng, s[2], g.say(rng, "city_move", x=c), f"Another move! {c} should be a nice change.", True),
+        # distractors (anywhere after the first statement): other people, plans, visits, the past
+        _p(rng, s[3], g.say(rng, "city_neighbor", x=d), f"{d} is a big change for them."),
+        _p(rng, s[4], g.say(rng, "city_maybe", x=e), f"{e} has a lot going for it."),
+        _p(rng, s[5], g.say(rng, "city_visit", x=f), f"Enjoy {f}!"),
+        _p(rng, s[6], g.say(rng, "city_past", x=h), f"{h} must have been fun as a student."),
+        _p(rng, s[7], g.say(rng, "city_friend", f=g.choice(rng, "friends"), x=b), "Small world."),
     ]
     # s[8]: a restatement of the current value after the move (also evidence) if it is later
     if s[8] > s[2]:
-        plants.append(Plant(s[8], _wrap(rng, f"I've been living in {c} for a while now and I love the markets."),
-                            _ack(rng, f"{c} suits you."), evidence=True))
-    task = _task(qid, "update_city", "Which city do I live in now?", c, "knowledge_update", c, "entity",
-                 [a, b, d, e, f, g], {"history": [a, b, c]})
+        plants.append(_p(rng, s[8], g.say(rng, "city_restate", x=c), f"{c} suits you.", True))
+    task = _task(qid, "update_city", g.say(rng, "city_q"), c, "knowledge_update", c, "entity",
+                 [a, b, d, e, f, h], {"history": [a, b, c]})
     return plants, task
 
 
-def update_employer(rng: random.Random, dates: list[dt.date], qid: str):
+def update_employer(rng: random.Random, dates: list[dt.date], qid: str, g: Gen):
     n = len(dates)
-    a, b, c, d, e, f = rng.sample(COMPANIES, 6)
+    a, b, c, d, e, f = g.sample(rng, "companies", 6)
     s = _sessions(rng, n, 7)
     rng.shuffle(s[2:])
     plants = [
-        Plant(s[0], _wrap(rng, f"I work at {a} on the platform team, so my days are mostly meetings."),
-              _ack(rng, f"Platform work at {a} sounds busy.")),
-        Plant(s[1], _wrap(rng, rng.choice([f"Today was my first day at {b}! Everyone seems nice.",
-                                            f"I started my new job at {b} this week."])),
-              _ack(rng, f"Congratulations on joining {b}!"), evidence=True),
-        Plant(s[2], _wrap(rng, f"I had an interview at {c} but I don't think I'll take it."),
-              _ack(rng, "Interviews are tiring even when they go well.")),
-        Plant(s[3], _wrap(rng, f"My friend {rng.choice(FRIENDS)} got a job at {d}."),
-              _ack(rng, "Good for them!")),
-        Plant(s[4], _wrap(rng, f"A recruiter from {e} reached out again, I ignored it."),
-              _ack(rng, "Fair enough.")),
-        Plant(s[5], _wrap(rng, f"My {rng.choice(RELATIVES)} used to work at {f}, small world."),
-              _ack(rng, "Funny coincidence.")),
+        _p(rng, s[0], g.say(rng, "job_now", x=a), f"Work at {a} sounds busy."),
+        _p(rng, s[1], g.say(rng, "job_start", x=b), f"Congratulations on joining {b}!", True),
+        _p(rng, s[2], g.say(rng, "job_interview", x=c), "Interviews are tiring even when they go well."),
+        _p(rng, s[3], g.say(rng, "job_friend", f=g.choice(rng, "friends"), x=d), "Good for them!"),
+        _p(rng, s[4], g.say(rng, "job_recruiter", x=e), "Fair enough."),
+        _p(rng, s[5], g.say(rng, "job_rel", rel=g.choice(rng, "relatives"), x=f), "Funny coincidence."),
     ]
     current, hist = b, [a, b]
     if rng.random() < 0.7:  # a second change, later than the first
         later = [x for x in s[2:] if x > s[1]]
         if later:
-            at = later[-1]
-            g = rng.choice([x for x in COMPANIES if x not in (a, b, c, d, e, f)])
+            j = g.choice(rng, "companies", exclude=(a, b, c, d, e, f))
             plants[1].evidence = False
-            plants.append(Plant(at, _wrap(rng, f"I just joined {g} as a senior engineer, first week done."),
-                                _ack(rng, f"{g}, nice!"), evidence=True))
-            current, hist = g, [a, b, g]
-    task = _task(qid, "update_employer", "Which company do I work for now?", current, "knowledge_update",
+            plants.append(_p(rng, later[-1], g.say(rng, "job_join", x=j), f"{j}, nice!", True))
+            current, hist = j, [a, b, j]
+    task = _task(qid, "update_employer", g.say(rng, "job_q"), current, "knowledge_update",
                  current, "entity", [a, b, c, d, e, f], {"history": hist})
+    return plants, task
+
+
+def relative_city(rng: random.Random, dates: list[dt.date], qid: str, g: Gen):
+    rel, rel2, rel3 = g.sample(rng, "relatives", 3)
+    a, b, c, d, e, f, h = g.sample(rng, "cities", 7)
+    s = _sessions(rng, len(dates), 8)
+    rng.shuffle(s[2:])
+    plants = [
+        _p(rng, s[0], g.say(rng, "rel_lives", rel=rel, x=a), f"{a} is close enough for visits."),
+        _p(rng, s[1], g.say(rng, "rel_moved", rel=rel, x=b), f"A fresh start in {b}!", True),
+        # near misses: other relatives' moves, visits, plans, friends, the past
+        _p(rng, s[2], g.say(rng, "rel_moved", rel=rel2, x=c), f"{c} will be a change for them."),
+        _p(rng, s[3], g.say(rng, "rel_visit", rel=rel, x=d), f"{d} is nice this time of year."),
+        _p(rng, s[4], g.say(rng, "rel_maybe", rel=rel, x=e), "Maybe one day."),
+        _p(rng, s[5], g.say(rng, "rel_friend", rel=rel, x=f), "Friends scatter, it happens."),
+        _p(rng, s[6], g.say(rng, "rel_grew", rel=rel3, x=h), f"Growing up in {h} must have been fun."),
+    ]
+    current, hist = b, [a, b]
+    later = [x for x in s[2:] if x > s[1]]
+    if later and rng.random() < 0.5:  # a second move, later than the first
+        j = g.choice(rng, "cities", exclude=(a, b, c, d, e, f, h))
+        plants[1].evidence = False
+        plants.append(_p(rng, later[-1], g.say(rng, "rel_moved", rel=rel, x=j), f"Another move, {j} this time!",
+                         True))
+        current, hist = j, [a, b, j]
+    task = _task(qid, "relative_city", g.say(rng, "rel_q", rel=rel), current, "knowledge_update", current,
+                 "entity", [a, b, c, d, e, f, h], {"relative": rel, "history": hist})
     return plants, task
 
 
 # ---------------------------------------------------------------- counts over sessions
 ACTIVITIES = {
     "dentist": {
-        "question": "How many times did I go to the dentist?",
-        "pos": ["I went to the dentist {when}, {aside}.", "Just got back from the dentist, {aside}.",
-                "I had a dentist appointment {when}; {aside}."],
         "neg": ["I need to book a dentist appointment soon.", "I cancelled my dentist appointment {when} because of work.",
                 "My {rel} went to the dentist {when} and it was fine.",
                 "I should really go to the dentist, my tooth has been sensitive."],
@@ -158,17 +185,12 @@ ACTIVITIES = {
         "asides": ["nothing dramatic", "all fine", "the waiting room was packed", "no cavities"],
     },
     "yoga": {
-        "question": "How many yoga classes did I attend?",
-        "pos": ["I went to a yoga class {when}, {aside}.", "Did a yoga class {when} and my back feels better.",
-                "I made it to yoga class {when}, {aside}."],
         "neg": ["I skipped yoga class {when}, too tired.", "I'm thinking of signing up for a yoga class.",
                 "My {rel} went to a yoga class {when} and loved it.", "The yoga class was cancelled {when}."],
         "ack": "Nice, consistency is the hard part.",
         "asides": ["the teacher was great", "the room was packed", "my hamstrings hate me", "very calm"],
     },
     "haircut": {
-        "question": "How many haircuts did I get?",
-        "pos": ["I got a haircut {when}, {aside}.", "Finally got my hair cut {when}, {aside}."],
         "neg": ["I need a haircut badly.", "My {rel} got a haircut {when}.",
                 "I was going to get a haircut {when} but the place was closed."],
         "ack": "A fresh haircut always helps.",
@@ -180,7 +202,7 @@ ACTIVITIES = {
 def _count(activity: str):
     spec = ACTIVITIES[activity]
 
-    def family(rng: random.Random, dates: list[dt.date], qid: str):
+    def family(rng: random.Random, dates: list[dt.date], qid: str, g: Gen):
         k = rng.randint(3, 7)
         n_neg = rng.randint(3, 5)
         s = _sessions(rng, len(dates), k + n_neg)
@@ -188,16 +210,15 @@ def _count(activity: str):
         pos_s, neg_s = sorted(s[:k]), s[k:]
         plants = []
         for i in pos_s:
-            fact = rng.choice(spec["pos"]).format(when=rng.choice(WHEN_DONE), aside=rng.choice(spec["asides"]),
-                                                 rel=rng.choice(RELATIVES))
-            plants.append(Plant(i, _wrap(rng, fact), _ack(rng, spec["ack"]), evidence=True))
+            fact = g.say(rng, f"{activity}_pos", when=rng.choice(WHEN_DONE), aside=rng.choice(spec["asides"]))
+            plants.append(_p(rng, i, fact, spec["ack"], True))
         negs = list(spec["neg"])
         rng.shuffle(negs)
         for j, i in enumerate(neg_s):
             fact = negs[j % len(negs)].format(when=rng.choice(WHEN_DONE), aside=rng.choice(spec["asides"]),
-                                              rel=rng.choice(RELATIVES))
-            plants.append(Plant(i, _wrap(rng, fact), _ack(rng, "Noted.")))
-        task = _task(qid, f"count_{activity}", spec["question"], str(k), "count", k, "number", [],
+                                              rel=g.choice(rng, "relatives"))
+            plants.append(_p(rng, i, fact, "Noted."))
+        task = _task(qid, f"count_{activity}", g.say(rng, f"{activity}_q"), str(k), "count", k, "number", [],
                      {"activity": activity, "near_misses": n_neg})
         return plants, task
 
@@ -205,96 +226,145 @@ def _count(activity: str):
     return family
 
 
+MEET_ASIDES = ["good to catch up", "we talked for hours", "it was overdue", "fun as always"]
+
+
+def meet_friend(rng: random.Random, dates: list[dt.date], qid: str, g: Gen):
+    friend, other = g.sample(rng, "friends", 2)
+    act, other_act = g.sample(rng, "activities", 2)
+    k = rng.randint(2, 6)
+    n_neg = rng.randint(4, 6)
+    s = _sessions(rng, len(dates), k + n_neg)
+    rng.shuffle(s)
+    pos_s, neg_s = sorted(s[:k]), s[k:]
+
+    def meet(who, what):
+        return g.say(rng, "meet_pos", friend=who, act=what, when=rng.choice(WHEN_DONE), aside=rng.choice(MEET_ASIDES))
+
+    plants = [_p(rng, i, meet(friend, act), "Sounds like a good time.", True) for i in pos_s]
+    near = [lambda: meet(other, act), lambda: meet(friend, other_act),
+            lambda: g.say(rng, "meet_plan", friend=friend, act=act),
+            lambda: g.say(rng, "meet_cancel", friend=friend, act=act, when=rng.choice(WHEN_DONE)),
+            lambda: g.say(rng, "meet_rel", rel=g.choice(rng, "relatives"), friend=friend, act=act,
+                          when=rng.choice(WHEN_DONE))]
+    rng.shuffle(near)
+    for j, i in enumerate(neg_s):
+        plants.append(_p(rng, i, near[j % len(near)](), "Noted."))
+    task = _task(qid, "meet_friend", g.say(rng, "meet_q", friend=friend, act=act), str(k), "count", k, "number",
+                 [], {"friend": friend, "activity": act, "near_misses": n_neg})
+    return plants, task
+
+
 # ---------------------------------------------------------------- dates
-def date_adopt(rng: random.Random, dates: list[dt.date], qid: str):
-    pet, other = rng.sample(PETS, 2)
-    breed = rng.choice(BREEDS)
-    s = _sessions(rng, len(dates), 6, 0.1, 0.9)
+def date_adopt(rng: random.Random, dates: list[dt.date], qid: str, g: Gen):
+    pet, other, other2 = g.sample(rng, "pets", 3)
+    breed = g.choice(rng, "breeds")
+    s = _sessions(rng, len(dates), 7, 0.1, 0.9)
     at = s[2]
     when = rng.choice(WHEN_DONE)
     day = dates[at] - dt.timedelta(days=1 if when == "yesterday" else 0)
     plants = [
-        Plant(s[0], _wrap(rng, f"I'm thinking about adopting a dog, maybe a {breed}."), _ack(rng, "Exciting!")),
-        Plant(s[1], _wrap(rng, f"We visited the shelter and met a {breed} puppy. Not decided yet."),
-              _ack(rng, "Take your time.")),
-        Plant(at, _wrap(rng, rng.choice([f"We adopted {pet} {when}! A {breed} with way too much energy.",
-                                         f"I adopted {pet} {when}, a little {breed} from the shelter."])),
-              _ack(rng, f"Welcome home, {pet}!"), evidence=True),
-        Plant(s[3], _wrap(rng, f"{pet} chewed through my charger cable. Classic."), _ack(rng, "Puppies!")),
-        Plant(s[4], _wrap(rng, f"My neighbor adopted a cat named {other} {rng.choice(WHEN_DONE)}."),
-              _ack(rng, "Cute name.")),
-        Plant(s[5], _wrap(rng, f"{pet} has been with us for a while now and finally sleeps through the night."),
-              _ack(rng, f"Good {pet}.")),
+        _p(rng, s[0], g.say(rng, "adopt_think", breed=breed), "Exciting!"),
+        _p(rng, s[1], g.say(rng, "adopt_shelter", breed=breed), "Take your time."),
+        _p(rng, at, g.say(rng, "adopt_pos", pet=pet, when=when, breed=breed), f"Welcome home, {pet}!", True),
+        _p(rng, s[3], g.say(rng, "adopt_chewed", pet=pet), "Puppies!"),
+        _p(rng, s[4], g.say(rng, "adopt_neighbor", other=other, when=rng.choice(WHEN_DONE)), "Cute name."),
+        _p(rng, s[5], g.say(rng, "adopt_settled", pet=pet), f"Good {pet}."),
+        _p(rng, rng.choice(s), g.say(rng, "adopt_rel", rel=g.choice(rng, "relatives"), other=other2,
+                                     when=rng.choice(WHEN_DONE)), f"{other2} is a great name."),
     ]
-    task = _task(qid, "date_adopt", f"On what date did I adopt {pet}?", day.isoformat(), "date",
+    task = _task(qid, "date_adopt", g.say(rng, "adopt_q", pet=pet), day.isoformat(), "date",
                  day.isoformat(), "date", [], {"pet": pet, "said": when, "session_date": dates[at].isoformat()})
     return plants, task
 
 
-def date_race(rng: random.Random, dates: list[dt.date], qid: str):
-    city = rng.choice(CITIES)
-    race = f"{city} Half Marathon"
+def date_race(rng: random.Random, dates: list[dt.date], qid: str, g: Gen):
+    race = f"{g.choice(rng, 'cities')} Half Marathon"
     s = _sessions(rng, len(dates), 5, 0.1, 0.95)
     at = s[2]
     when = rng.choice(WHEN_DONE)
     day = dates[at] - dt.timedelta(days=1 if when == "yesterday" else 0)
     finish = f"{rng.randint(1, 2)}:{rng.randint(0, 59):02d}"
     plants = [
-        Plant(s[0], _wrap(rng, f"I signed up for the {race}. No turning back now."), _ack(rng, "You've got this.")),
-        Plant(s[1], _wrap(rng, f"Training for the {race} is going okay, long runs are getting easier."),
-              _ack(rng, "Steady progress.")),
-        Plant(at, _wrap(rng, rng.choice([f"I ran the {race} {when}! Finished in {finish}.",
-                                         f"Just ran the {race} {when}, {rng.choice(ASIDES)}."])),
-              _ack(rng, "Congratulations, that's a big milestone!"), evidence=True),
-        Plant(s[3], _wrap(rng, f"My {rng.choice(RELATIVES)} ran the {race} last year and wants to do it again."),
-              _ack(rng, "Maybe you can run it together.")),
-        Plant(s[4], _wrap(rng, f"Still sore thinking about the {race}. Never again (until next year)."),
-              _ack(rng, "Ha, the classic runner's promise.")),
+        _p(rng, s[0], g.say(rng, "race_signup", race=race), "You've got this."),
+        _p(rng, s[1], g.say(rng, "race_training", race=race), "Steady progress."),
+        _p(rng, at, g.say(rng, "race_pos", race=race, when=when, finish=finish, aside=rng.choice(ASIDES)),
+           "Congratulations, that's a big milestone!", True),
+        _p(rng, s[3], g.say(rng, "race_rel", rel=g.choice(rng, "relatives"), race=race),
+           "Maybe you can run it together."),
+        _p(rng, s[4], g.say(rng, "race_sore", race=race), "Ha, the classic runner's promise."),
     ]
-    task = _task(qid, "date_race", f"On what date did I run the {race}?", day.isoformat(), "date",
+    task = _task(qid, "date_race", g.say(rng, "race_q", race=race), day.isoformat(), "date",
                  day.isoformat(), "date", [], {"race": race, "said": when, "session_date": dates[at].isoformat()})
     return plants, task
 
 
-# ---------------------------------------------------------------- sums
-REPAIRS = ["a new chain and cassette", "new brake pads", "a wheel truing", "a full tune-up", "a new tube and tire",
-           "a derailleur adjustment"]
+# ---------------------------------------------------------------- sums (the held-out kind)
+SUMS = {
+    "bike": {"items": ["a new chain and cassette", "new brake pads", "a wheel truing", "a full tune-up",
+                       "a new tube and tire", "a derailleur adjustment"],
+             "ack": "Bikes are never free, are they?",
+             "neg": ["The bike shop quoted me ${q} for {item} but I said no.",
+                     "My {rel} spent ${o} on a bike this year.",
+                     "A new bike like the one I want would cost ${big}.",
+                     "I might need to spend ${m} on bike stuff next month."]},
+    "taxi": {"items": ["the airport", "the office", "the station", "the stadium", "the old town", "the harbor"],
+             "ack": "Taxis add up quickly.",
+             "neg": ["A taxi to {item} would be about ${q}, so I took the train.",
+                     "My {rel} spent ${o} on taxis last month.",
+                     "The app quoted ${q} for a taxi to {item} but I walked.",
+                     "Taxis might cost me ${m} next week if the trains strike."]},
+    "grocery": {"items": ["the farmers market", "the corner shop", "the big supermarket", "the co-op",
+                          "the discount store", "the organic place"],
+                "ack": "Food prices are wild lately.",
+                "neg": ["My {rel} spends about ${o} a week on groceries.",
+                        "If prices keep rising, groceries could cost me ${big} a month.",
+                        "{item} had a ${m} coupon for groceries that I forgot to use.",
+                        "A meal kit would be ${q} a week instead of groceries."]},
+}
 
 
-def sum_bike(rng: random.Random, dates: list[dt.date], qid: str):
-    k = rng.randint(3, 6)
-    amounts = [rng.randint(12, 260) for _ in range(k)]
-    s = _sessions(rng, len(dates), k + 4)
-    rng.shuffle(s)
-    pos_s, neg_s = sorted(s[:k]), s[k:]
-    plants = []
-    for i, amt in zip(pos_s, amounts):
-        rep = rng.choice(REPAIRS)
-        fact = rng.choice([f"Paid ${amt} at the bike shop for {rep}.",
-                           f"The bike shop charged me ${amt} for {rep}, ouch.",
-                           f"Spent ${amt} on bike repairs this week ({rep})."])
-        plants.append(Plant(i, _wrap(rng, fact), _ack(rng, "Bikes are never free, are they?"), evidence=True))
-    negs = [f"The bike shop quoted me ${rng.randint(150, 400)} for {rng.choice(REPAIRS)} but I said no.",
-            f"My {rng.choice(RELATIVES)} spent ${rng.randint(100, 900)} on his bike this year.",
-            f"A new bike like the one I want would cost ${rng.randint(900, 3000)}.",
-            f"I might need to spend ${rng.randint(40, 200)} on bike stuff next month."]
-    for i, text in zip(neg_s, negs):
-        plants.append(Plant(i, _wrap(rng, text), _ack(rng, "Worth thinking about.")))
-    total = sum(amounts)
-    task = _task(qid, "sum_bike", "How much did I spend on bike repairs in total?", f"${total}", "sum",
-                 total, "number", [], {"amounts": amounts})
-    return plants, task
+def _sum(what: str, family_name: str):
+    spec = SUMS[what]
+
+    def family(rng: random.Random, dates: list[dt.date], qid: str, g: Gen):
+        k = rng.randint(3, 6)
+        amounts = [rng.randint(12, 260) for _ in range(k)]
+        s = _sessions(rng, len(dates), k + 4)
+        rng.shuffle(s)
+        pos_s, neg_s = sorted(s[:k]), s[k:]
+        plants = [_p(rng, i, g.say(rng, f"{what}_paid", amt=amt, item=rng.choice(spec["items"])), spec["ack"], True)
+                  for i, amt in zip(pos_s, amounts)]
+        for i, text in zip(neg_s, spec["neg"]):
+            fact = text.format(q=rng.randint(150, 400), o=rng.randint(100, 900), big=rng.randint(900, 3000),
+                               m=rng.randint(40, 200), item=rng.choice(spec["items"]), rel=g.choice(rng, "relatives"))
+            plants.append(_p(rng, i, fact[0].upper() + fact[1:], "Worth thinking about."))
+        total = sum(amounts)
+        task = _task(qid, family_name, g.say(rng, f"{what}_q"), f"${total}", "sum", total, "number", [],
+                     {"amounts": amounts})
+        return plants, task
+
+    family.__name__ = family_name
+    return family
 
 
 FAMILIES = {
     "update_city": update_city,
     "update_employer": update_employer,
+    "relative_city": relative_city,
     "count_dentist": _count("dentist"),
     "count_yoga": _count("yoga"),
     "count_haircut": _count("haircut"),
+    "meet_friend": meet_friend,
     "date_adopt": date_adopt,
     "date_race": date_race,
-    "sum_bike": sum_bike,
+    "sum_bike": _sum("bike", "sum_bike"),
+    "sum_taxi": _sum("taxi", "sum_taxi"),
+    "sum_groceries": _sum("grocery", "sum_groceries"),
 }
 DEFAULT_FAMILIES = ["update_city", "update_employer", "count_dentist", "count_yoga", "date_adopt",
                     "date_race", "sum_bike"]
+KINDS = {"update_city": "knowledge_update", "update_employer": "knowledge_update",
+         "relative_city": "knowledge_update", "count_dentist": "count", "count_yoga": "count",
+         "count_haircut": "count", "meet_friend": "count", "date_adopt": "date", "date_race": "date",
+         "sum_bike": "sum", "sum_taxi": "sum", "sum_groceries": "sum"}

@@ -7,8 +7,11 @@ Token counts are `scroll.events.estimate_tokens` (characters / 4, rounded up per
 the same estimate the EventLog stores; `History.n_words` gives words too (words x 1.3 is
 the other common estimate, usually a little lower for this text).
 
-Deterministic: the same (seed, target_tokens, families, start) give the same rows and
-tasks, byte for byte (one `random.Random(seed)`, no global state, no clock).
+Deterministic: the same (seed, target_tokens, families, start, pool, wording, min_sessions,
+exchanges) give the same rows and tasks, byte for byte (one `random.Random(seed)`, no
+global state, no clock). `pool` names the entity pool (scroll.tasks.pools: "all" for the
+demo, "train" / "test" for task-set splits) and `wording` the template variant
+(scroll.tasks.wordings: "train", "paraphrase").
 """
 from __future__ import annotations
 
@@ -19,11 +22,12 @@ import random
 from dataclasses import dataclass, field
 
 from ..events import estimate_tokens
-from .families import DEFAULT_FAMILIES, FAMILIES
+from .families import DEFAULT_FAMILIES, FAMILIES, Gen
 from .filler import session_turns
+from .pools import get_pool
 from .task import Task
 
-GENERATOR = "scroll.tasks/1"
+GENERATOR = "scroll.tasks/2"
 
 
 @dataclass
@@ -49,20 +53,31 @@ class History:
 
 
 def build_history(seed: int = 0, target_tokens: int = 200_000, families: list[str] | None = None,
-                  start: str = "2026-01-05") -> History:
-    """Generate filler sessions until `target_tokens`, then plant every family's facts."""
+                  start: str = "2026-01-05", *, pool: str = "all", wording: str = "train",
+                  min_sessions: int = 40, exchanges: tuple[int, int] = (5, 14)) -> History:
+    """Generate filler sessions (at least `min_sessions`, each `exchanges` user/assistant
+    pairs) until `target_tokens`, then plant every family's facts."""
+    from .wordings import get_wording
+
     rng = random.Random(seed)
     names = list(families or DEFAULT_FAMILIES)
     unknown = [n for n in names if n not in FAMILIES]
     if unknown:
         raise ValueError(f"unknown task families {unknown}; known: {sorted(FAMILIES)}")
+    entity_pool = get_pool(pool)
+    get_wording(wording)
+    if min_sessions < 16:
+        raise ValueError(f"min_sessions must be >= 16 (families spread facts over many sessions), not {min_sessions}")
+    exchanges = (int(exchanges[0]), int(exchanges[1]))
+    if not 1 <= exchanges[0] <= exchanges[1]:
+        raise ValueError(f"exchanges must be (lo, hi) with 1 <= lo <= hi, not {exchanges}")
     # 1. filler sessions, ~1.5-3 days apart, until the target (planted facts add a little more)
     sessions: list[list[tuple[str, str, str]]] = []
     dates: list[dt.date] = []
     day = dt.date.fromisoformat(start)
     total = 0
-    while total < target_tokens or len(sessions) < 40:
-        turns = session_turns(rng)
+    while total < target_tokens or len(sessions) < min_sessions:
+        turns = session_turns(rng, exchanges)
         sessions.append(turns)
         dates.append(day)
         total += sum(estimate_tokens(t[2]) for t in turns)
@@ -72,7 +87,10 @@ def build_history(seed: int = 0, target_tokens: int = 200_000, families: list[st
     inserts: dict[int, list] = {}
     for qi, name in enumerate(names):
         frng = random.Random(f"{seed}:{name}")
-        plants, task = FAMILIES[name](frng, dates, f"q{qi + 1:02d}-{name}")
+        gen = Gen(entity_pool, wording)
+        plants, task = FAMILIES[name](frng, dates, f"q{qi + 1:02d}-{name}", gen)
+        task.params["entities"] = sorted(gen.used)
+        task.params["wording"] = wording
         tasks.append(task)
         for p in plants:
             pos = frng.randint(0, len(sessions[p.session]) // 2) * 2  # keep user/assistant alternation
@@ -107,12 +125,13 @@ def build_history(seed: int = 0, target_tokens: int = 200_000, families: list[st
         task.evidence_idx = evidence[task.question_id]
         task.question_date = qdate
     params = {"generator": GENERATOR, "seed": seed, "target_tokens": target_tokens, "families": names,
-              "start": start}
+              "start": start, "pool": pool, "wording": wording, "min_sessions": min_sessions,
+              "exchanges": list(exchanges)}
     return History(rows=rows, tasks=tasks, sessions=info, params=params)
 
 
 def build_demo_log(path, seed: int = 0, target_tokens: int = 200_000, families: list[str] | None = None,
-                   durability: str = "normal"):
+                   durability: str = "normal", **history_kw):
     """Generate the history and append it to a NEW EventLog at `path` -> (EventLog, tasks).
 
     The events carry no labels: the generator's parameters, the tasks (answers, evidence
@@ -125,8 +144,9 @@ def build_demo_log(path, seed: int = 0, target_tokens: int = 200_000, families: 
     from ..labels import LabelStore
     from ..origin import Origin
 
-    h = build_history(seed=seed, target_tokens=target_tokens, families=families)
-    stamp = dict(h.params, digest=h.digest(), events=len(h.rows))
+    h = build_history(seed=seed, target_tokens=target_tokens, families=families, **history_kw)
+    stamp = dict(h.params, digest=h.digest(), events=len(h.rows), tokens=h.n_tokens,
+                 sessions=[x["session"] for x in h.sessions])
     log = EventLog(path, durability=durability)
     labels = LabelStore(log.path)
     try:
