@@ -1,0 +1,124 @@
+"""`scroll tasks ...`: generated task sets with leak-free splits (scroll.tasks.splits)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .common import JSON_HELP, console, emit_json, fail
+
+tasks_app = typer.Typer(help="Generated long-history task sets: train / dev / test splits without leakage.",
+                        no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+SPEC_HELP = ("Task-set spec: a YAML path, or a name found as tasks/<NAME>.yaml on the config search path "
+             "(e.g. distill-v1, distill-ci).")
+
+
+@tasks_app.callback()
+def _tasks() -> None:
+    """Generated long-history task sets: train / dev / test splits without leakage."""
+
+
+@tasks_app.command("build")
+def build_cmd(
+    spec: str = typer.Option(..., "--spec", help=SPEC_HELP),
+    out: Path = typer.Option(..., "--out", help="Output directory: taskset.json + histories/<split>-<n>.db. "
+                             "A complete one from the same spec is reused; a partial one is completed."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Build a task set: one event log per history (labels in sidecars) and taskset.json."""
+    import time
+
+    from scroll.tasks.splits import TaskSetSpec, build_taskset
+
+    try:
+        resolved = TaskSetSpec.load(spec)
+    except (ValueError, OSError) as e:
+        fail(str(e), as_json=as_json)
+    if out.exists() and not out.is_dir():
+        fail(f"{out} exists and is not a directory", as_json=as_json)
+    t0 = time.perf_counter()
+    reused = {"n": 0}
+    try:
+        if as_json:
+            def progress(ev):
+                reused["n"] += bool(ev["reused"])
+            ts = build_taskset(resolved, out, progress=progress)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            total = sum(s.histories for s in resolved.splits.values())
+            with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=console(), transient=False) as bar:
+                job = bar.add_task(f"{resolved.name}: histories", total=total)
+
+                def progress(ev):
+                    reused["n"] += bool(ev["reused"])
+                    desc = f"{resolved.name}: {ev['split']}-{ev['n']:03d}" if ev["split"] else f"{resolved.name}: reused"
+                    bar.update(job, completed=ev["done"], description=desc)
+                ts = build_taskset(resolved, out, progress=progress)
+    except (ValueError, OSError) as e:
+        fail(f"{type(e).__name__}: {e}", as_json=as_json)
+    summary = ts.summary()
+    summary["seconds"] = round(time.perf_counter() - t0, 2)
+    summary["histories_reused"] = reused["n"]
+    if as_json:
+        emit_json(summary)
+        return
+    _print_summary(summary)
+    console().print(f"built in {summary['seconds']} s ({reused['n']} histories reused) → {out}")
+
+
+@tasks_app.command("show")
+def show_cmd(
+    out: Path = typer.Argument(..., help="A task-set directory (holding taskset.json)."),
+    teacher: bool = typer.Option(False, "--teacher", help="Also run the reference policy (the teacher) on every "
+                                 "task, in-process and without writing the logs, and report its accuracy per split."),
+    split: Optional[list[str]] = typer.Option(None, "--split", help="With --teacher: only these splits (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Counts per split and kind, history tokens; optionally the teacher's accuracy per split."""
+    from scroll.tasks.splits import TaskSet
+
+    try:
+        ts = TaskSet.load(out)
+    except (ValueError, OSError) as e:
+        fail(str(e), as_json=as_json)
+    summary = ts.summary()
+    if teacher:
+        from scroll.policies.evaluate import teacher_accuracy
+
+        try:
+            summary["teacher"] = teacher_accuracy(ts, splits=split or None)
+        except ValueError as e:
+            fail(str(e), as_json=as_json)
+    if as_json:
+        emit_json(summary)
+        return
+    _print_summary(summary)
+
+
+def _print_summary(summary: dict) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"task set {summary['name']} (seed {summary['seed']}): {summary['tasks']} tasks")
+    for col in ("split", "pool/wording", "logs", "tasks", "kinds", "tokens/log"):
+        t.add_column(col)
+    teacher = summary.get("teacher", {}).get("splits", {})
+    if teacher:
+        t.add_column("teacher")
+    short = {"knowledge_update": "update"}
+    for name, s in summary["splits"].items():
+        row = [name, f"{s['pool']}/{s['wording']}", str(s["histories"]), str(s["tasks"]),
+               " ".join(f"{short.get(k, k)}:{v}" for k, v in s["kinds"].items()),
+               f"~{s['tokens_mean']}"]
+        if teacher:
+            r = teacher.get(name)
+            row.append(f"{r['correct']}/{r['tasks']} {100 * r['accuracy']:.0f}%" if r else "-")
+        t.add_row(*row)
+    console().print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(tasks_app, name="tasks")
