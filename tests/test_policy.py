@@ -172,3 +172,34 @@ def test_search_program_pages_past_the_k_limit(tmp_path):
         r = k.execute(Program("t", "count", "dentist visit", "dentist", "dentist").cell("search"))
         assert r.error is None, r.error
         assert r.stdout.startswith(f"{n} user turns match"), r.stdout[:200]
+
+
+@pytest.mark.parametrize("seed,pool", [(21, "train"), (22, "test"), (23, "all")])
+def test_every_family_solved_including_the_name_families(tmp_path, seed, pool):
+    """Every family, including those whose program must carry words from the question."""
+    from scroll.tasks import FAMILIES
+
+    log, tasks = build_demo_log(tmp_path / "all.db", seed=seed, target_tokens=36_000, families=sorted(FAMILIES),
+                                pool=pool, min_sessions=24)
+    with log:
+        history_tokens = log.stats()["tokens_estimate"]
+        for task in tasks:
+            ep = run_episode(ReferencePolicy(), log, task.question, kernel=SimKernel(log, record=False))
+            assert task.check(ep.answer), (task.family, task.question, ep.answer, task.answer, ep.exposures)
+            assert ep.exposure_tokens <= 0.03 * history_tokens, (task.family, ep.exposure_tokens)
+
+
+def test_name_programs_carry_the_question_words():
+    from scroll.policies.programs import match_program
+
+    p = match_program("How many times did I meet Greta for a bike ride?")
+    assert p.name == "meet_friend" and "Greta" in p.query and "a bike ride" in p.query
+    assert "Greta" in p.pattern and "a\\ bike\\ ride" in p.pattern
+    code = p.cell("search") + p.cell("compute")
+    assert "Greta" in code and "bike" in code
+    p = match_program("Where does my grandma live now?")
+    assert p.name == "relative_city" and "grandma" in p.query and "grandma" in p.pattern
+    p = match_program("On what date did I adopt Pistachio?")
+    assert p.name == "date_adopt" and "Pistachio" in p.query and "Pistachio" in p.pattern
+    for q in ("How much did I spend on taxis in total?", "How much did I spend on groceries in total?"):
+        assert match_program(q).kind == "sum"

@@ -188,3 +188,61 @@ def test_parsers():
     assert check_answer("twice", 2, "number")
     with pytest.raises(ValueError):
         check_answer("x", 1, "nope")
+
+
+# ------------------------------------------------------------------------- pools, wordings, new families
+ALL_FAMILIES = sorted(FAMILIES)
+
+
+@pytest.mark.parametrize("pool,wording", [("train", "train"), ("test", "train"), ("test", "paraphrase")])
+def test_every_family_under_pools_and_wordings(pool, wording):
+    from scroll.tasks.pools import POOLS
+
+    h = build_history(seed=11, target_tokens=20_000, families=ALL_FAMILIES, pool=pool, wording=wording,
+                      min_sessions=20, exchanges=(2, 4))
+    assert h.params["pool"] == pool and h.params["wording"] == wording
+    allowed = POOLS[pool].entities()
+    for t in h.tasks:
+        assert t.evidence_idx, t.family
+        assert set(t.params["entities"]) <= allowed, (t.family, set(t.params["entities"]) - allowed)
+        if t.value_type == "entity":
+            assert t.value in allowed and t.value in h.rows[t.evidence_idx[-1]]["text"]
+        if t.family == "meet_friend":
+            assert len({h.rows[i]["session"] for i in t.evidence_idx}) == t.value
+            assert t.params["friend"] in t.question and t.params["activity"] in t.question
+        if t.family == "relative_city":
+            assert t.params["relative"] in t.question and t.params["history"][-1] == t.value
+
+
+def test_near_misses_of_the_name_families():
+    h = build_history(seed=4, target_tokens=30_000, families=["meet_friend", "relative_city", "date_adopt"],
+                      pool="train", min_sessions=24)
+    text = "\n".join(r["text"] for r in h.rows if r["role"] == "user")
+    meet, rel, adopt = h.tasks
+    others = [f for f in ("Maya", "Leo", "Hannah", "Omar", "Clara", "Diego", "Ines", "Jonas", "Rosa", "Theo")
+              if f != meet.params["friend"]]
+    assert any(f"met {o} for" in text or f"up with {o} over" in text for o in others)  # other friends
+    assert f"My {rel.params['relative']} is visiting" in text                          # a visit, not a move
+    assert sum(f"My {r} just moved" in text or f"My {r} finally moved" in text
+               for r in ("sister", "brother", "mom", "dad", "cousin")) >= 2               # another relative moved
+    assert "adopted a cat named" in text and "adopted a puppy called" in text           # other pets' adoptions
+
+
+def test_sum_families_distractors():
+    h = build_history(seed=9, target_tokens=20_000, families=["sum_bike", "sum_taxi", "sum_groceries"],
+                      pool="test", min_sessions=20)
+    for t in h.tasks:
+        assert t.kind == "sum" and sum(t.params["amounts"]) == t.value
+        texts = [h.rows[i]["text"] for i in t.evidence_idx]
+        assert all(f"${a}" in x for a, x in zip(t.params["amounts"], texts))
+    low = "\n".join(r["text"] for r in h.rows if r["role"] == "user").lower()
+    assert "quoted" in low and "on taxis last month" in low and "a week on groceries" in low
+
+
+def test_unknown_pool_wording_and_bad_sizes_refused():
+    with pytest.raises(ValueError, match="unknown entity pool"):
+        build_history(pool="nope")
+    with pytest.raises(ValueError, match="unknown wording"):
+        build_history(wording="nope")
+    with pytest.raises(ValueError, match="min_sessions"):
+        build_history(min_sessions=3)
