@@ -206,7 +206,7 @@ def to_markdown(report: dict) -> str:
     for split, s in report["splits"].items():
         lines += [f"## {split}", "",
                   "| label | tasks | success % (95 % CI) | exec-cell % | mean steps | exposure tok | prompt tok "
-                  "| completion tok | mean wall s | errors |",
+                  "| completion tok | mean wall s | errors runner/backend |",
                   "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
         for lab, st in s["labels"].items():
             ci = st["ci95"]
@@ -215,7 +215,7 @@ def to_markdown(report: dict) -> str:
             lines.append(f"| {lab} | {st['tasks']} | {succ} | {exe} | {_f(st['mean_steps'], '{:.2f}')} | "
                          f"{_f(st['mean_exposure_tokens'], '{:.0f}')} | {_f(st['mean_prompt_tokens'], '{:.0f}')} | "
                          f"{_f(st['mean_completion_tokens'], '{:.0f}')} | {_f(st['mean_wall_s'], '{:.2f}')} | "
-                         f"{st['runner_errors']} |")
+                         f"{st['runner_errors']}/{st['reasons'].get('backend_error', 0)} |")
         for lab, g in s["gap_closed"].items():
             val = "null (" + g["null_because"] + ")" if g["gap_closed"] is None else f"{g['gap_closed']:.3f}"
             lines.append(f"\ngap closed by **{lab}**: {val}")

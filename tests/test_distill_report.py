@@ -93,3 +93,21 @@ def test_report_needs_runs(tmp_path):
         build_report([tmp_path])
     with pytest.raises(ValueError):
         build_report([])
+
+
+def test_cli_report(tmp_path):
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+
+    _write(tmp_path / "t", [_rec(f"u{i}", "test_unseen", "teacher", i < 9) for i in range(10)])
+    _write(tmp_path / "u", [_rec(f"u{i}", "test_unseen", "untrained", i < 1) for i in range(10)])
+    _write(tmp_path / "tr", [_rec(f"u{i}", "test_unseen", "trained:ckpt-1", i < 5) for i in range(10)])
+    args = ["distill", "report", "--runs", str(tmp_path / "t"), "--runs", str(tmp_path / "u"),
+            "--runs", str(tmp_path / "tr"), "--out", str(tmp_path / "r.json"), "--md", str(tmp_path / "r.md")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "gap closed by **trained:ckpt-1**: 0.500" in res.stdout
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["splits"]["test_unseen"]["gap_closed"]["trained:ckpt-1"]["gap_closed"] == pytest.approx(0.5)
+    assert (tmp_path / "r.md").read_text() == res.stdout

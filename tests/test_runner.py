@@ -188,3 +188,47 @@ def test_bad_arguments(tmp_path):
         run_tasks(refs, ReferencePolicy, CFG, tmp_path / "r", label=" ", progress=False)
     with pytest.raises(ValueError):
         run_tasks(refs, ReferencePolicy, CFG, tmp_path / "r", label="t", concurrency=0, progress=False)
+
+
+@pytest.fixture(scope="module")
+def taskset(tmp_path_factory):
+    from scroll.tasks.splits import TaskSetSpec, build_taskset
+
+    root = tmp_path_factory.mktemp("taskset")
+    build_taskset(TaskSetSpec.load("distill-ci"), root)
+    return root
+
+
+def test_cli_collect_and_eval(taskset, tmp_path):
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+
+    out = tmp_path / "teacher"
+    args = ["collect", "--taskset", str(taskset), "--split", "train", "--split", "dev", "--teacher", "reference",
+            "--out", str(out), "--concurrency", "2", "--limit", "2", "--json"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert summary["label"] == "teacher" and summary["tasks"] == 4 and summary["correct"] == 4
+    assert summary["backend"]["backend"] == "reference-policy"
+    assert set(summary["splits"]) == {"train", "dev"} and len(load_records(out)) == 4
+    again = CliRunner().invoke(app, args)  # resumed: nothing left to run
+    assert again.exit_code == 0 and json.loads(again.stdout)["tasks"] == 4 and len(_lines(out)) == 4
+
+    ev = tmp_path / "untrained"
+    res = CliRunner().invoke(app, ["distill", "eval", "--taskset", str(taskset), "--label", "untrained",
+                                   "--llm", "scripted", "--out", str(ev), "--limit", "1", "--concurrency", "1",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert set(summary["splits"]) == {"test_unseen", "test_paraphrase", "test_heldout_kind"}
+    assert summary["backend"]["backend"] == "scripted" and summary["correct"] == 0
+
+    for bad in (["--teacher", "oracle"], ["--teacher", "reference", "--llm", "scripted"], []):
+        res = CliRunner().invoke(app, ["collect", "--taskset", str(taskset), "--out", str(tmp_path / "x"),
+                                       "--json", *bad])
+        assert res.exit_code == 1 and "error" in json.loads(res.stdout)
+    res = CliRunner().invoke(app, ["collect", "--taskset", str(taskset), "--split", "nope", "--teacher",
+                                   "reference", "--out", str(tmp_path / "x"), "--json"])
+    assert res.exit_code == 1 and "nope" in json.loads(res.stdout)["error"]

@@ -155,7 +155,7 @@ def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency,
 
     t = Table(title=f"{label} · {summary['correct']}/{summary['tasks']} correct")
     for col in ("split", "tasks", "correct", "success %", "exec-cell %", "mean steps", "runner errors"):
-        t.add_column(col)
+        t.add_column(col, no_wrap=col == "split")
     for name, s in summary["splits"].items():
         t.add_row(name, str(s["tasks"]), str(s["correct"]), f"{100 * s['success_rate']:.1f}",
                   "-" if s["executable_cell_rate"] is None else f"{100 * s['executable_cell_rate']:.1f}",
@@ -249,7 +249,9 @@ def register(app: typer.Typer) -> None:
             emit_json({k: v for k, v in rep.items() if k not in ("mismatched_steps", "notebooks")}
                       | {"notebooks": len(rep["notebooks"])})
             return
-        c = console()
+        from rich.console import Console
+
+        c = Console(soft_wrap=True)
         for f in rep["filters"]:
             c.print(f"{f['name']:>13}: {f['before']} → {f['after']} {f['unit']}  ({f['rule']})", highlight=False)
         for split, f in rep["files"].items():
@@ -278,7 +280,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(rep)
             return
-        console().print(to_markdown(rep), markup=False, highlight=False)
+        import sys
+
+        sys.stdout.write(to_markdown(rep))
 
     try:
         from .sft_cmds import register_sft
