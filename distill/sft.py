@@ -373,10 +373,34 @@ def _tokens_trained(history: list[dict]) -> int:
     return total + prev
 
 
+@dataclass
+class Prepared:
+    """A ready SFTTrainer plus what `finish` needs to report (from `prepare`)."""
+    cfg: SFTRunConfig
+    trainer: Any
+    tokenizer: Any
+    last: Path | None
+    do_eval: bool
+    cuda: bool
+    bf16: bool
+    base_arch: list
+    data_info: dict
+    train_stats: dict
+    dev_stats: dict | None
+    t_start: float
+    progress: Progress | None = None
+
+
 def train(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool = True) -> dict:
     """Run SFT as configured (cfg must come from `validate()`); returns the result summary
     (also written to OUT/result.json). `progress` receives dict events: phase changes and
     every trainer log (step, loss, eval_loss, ...)."""
+    return finish(prepare(cfg, progress=progress, show_bar=show_bar))
+
+
+def prepare(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool = True) -> Prepared:
+    """Check the output dir (resume), read and length-filter the data, load the model and
+    build the SFTTrainer (TRL tokenizes and masks the prompt here)."""
     try:
         import torch
         from peft import LoraConfig
@@ -492,8 +516,21 @@ def train(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool = 
     if n_labels != train_stats["completion_tokens"]:
         raise RuntimeError(f"prepared data has {n_labels} loss tokens, expected "
                            f"{train_stats['completion_tokens']} (completion tokens): a completion was cut")
-    trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-    total_params = sum(p.numel() for p in trainer.model.parameters())
+    return Prepared(cfg=cfg, trainer=trainer, tokenizer=tok, last=last, do_eval=do_eval, cuda=cuda,
+                    bf16=bf16, base_arch=base_arch, data_info=data_info, train_stats=train_stats,
+                    dev_stats=dev_stats, t_start=t_start, progress=progress)
+
+
+def finish(p: Prepared) -> dict:
+    """Train (resuming when `p.last`), evaluate, write metrics/plot/adapter/merged/result."""
+    import torch
+
+    cfg, trainer, tok, last, progress = p.cfg, p.trainer, p.tokenizer, p.last, p.progress
+    do_eval, cuda, bf16, data_info = p.do_eval, p.cuda, p.bf16, p.data_info
+    train_stats, dev_stats, base_arch, t_start = p.train_stats, p.dev_stats, p.base_arch, p.t_start
+    out = Path(cfg.out)
+    trainable = sum(w.numel() for w in trainer.model.parameters() if w.requires_grad)
+    total_params = sum(w.numel() for w in trainer.model.parameters())
     _emit(progress, event="phase", phase="train", resume_from=str(last) if last else None,
           trainable_params=trainable)
 
@@ -563,8 +600,18 @@ def train(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool = 
 def save_merged(model, tokenizer, cfg: SFTRunConfig, dest: Path, summary: dict) -> Path:
     """Merge LoRA into the base (or take the fully trained model) and write a complete HF
     folder atomically: weights, config, generation config, tokenizer + chat template, stamp."""
+    import torch
+
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
+    # Save in the base folder's dtype (a bf16 base trained in fp32 on CPU stays bf16 on disk).
+    try:
+        base_cfg = json.loads((Path(cfg.model) / "config.json").read_text())
+        base_dtype = getattr(torch, str(base_cfg.get("dtype") or base_cfg.get("torch_dtype") or ""), None)
+    except (OSError, ValueError):
+        base_dtype = None
+    if isinstance(base_dtype, torch.dtype) and base_dtype.is_floating_point:
+        model = model.to(base_dtype)
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp, safe_serialization=True)
