@@ -37,7 +37,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from scroll.runner import RUNNER_ERROR, RunRecord, git_sha, load_records
+from scroll.provenance import git_sha
+from scroll.runner import RUNNER_ERROR, RunRecord, load_records
 
 FINAL_STUB = ("# scroll export: `final` ended the task in the agent's kernel; here it only records the answer\n"
               "FINAL_ANSWER = None\n"

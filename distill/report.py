@@ -20,12 +20,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
-from scroll.runner import RUNNER_ERROR, RunRecord, git_sha, load_records
+from scroll.provenance import git_sha, machine, versions
+from scroll.runner import RUNNER_ERROR, RunRecord, load_records
 
 Z95 = 1.959963984540054          # the 97.5 % normal quantile
 SPLIT_ORDER = ("test_unseen", "test_paraphrase", "test_heldout_kind")
@@ -93,34 +92,6 @@ def _count(items) -> dict:
     return out
 
 
-def machine() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
-    except OSError:
-        pass
-    ram = None
-    try:
-        with open("/proc/meminfo") as fh:
-            ram = next((int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("MemTotal:")), None)
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "ram_bytes": ram,
-            "ram_gib": round(ram / 2**30, 1) if ram else None, "platform": platform.platform(),
-            "python": platform.python_version()}
-
-
-def versions() -> dict:
-    out = {}
-    for pkg in VERSION_PACKAGES:
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = None
-    return out
-
-
 def _split_key(split: str) -> tuple:
     return (SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER), split)
 
@@ -182,7 +153,7 @@ def build_report(run_dirs: list[str | os.PathLike], *, teacher: str = "teacher",
                     f"teacher - untrained < {100 * min_gap:.0f} points",
         "ci": "95 % Wilson score interval",
         "records": len(recs), "duplicates_replaced": duplicates, "sources": sources,
-        "machine": machine(), "git_sha": git_sha(), "versions": versions(),
+        "machine": machine(), "git_sha": git_sha(), "versions": versions(VERSION_PACKAGES),
     }
 
 

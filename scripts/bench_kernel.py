@@ -72,7 +72,7 @@ def main() -> None:
     a = ap.parse_args()
     sandbox = "off" if a.no_sandbox else True
     d = Path(tempfile.mkdtemp(prefix="bench-kernel-"))
-    res: dict = {"loadavg_start": os.getloadavg(), **report.provenance(("ipykernel", "jupyter_client", "pyzmq")),
+    res: dict = {"loadavg_start": os.getloadavg(), **report.run_provenance(("ipykernel", "jupyter_client", "pyzmq")),
                  "command": " ".join(sys.argv), "sandbox": not a.no_sandbox,
                  "targets": TARGETS, "params": {"words": int(a.words), "runs": a.runs}}
 

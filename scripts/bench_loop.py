@@ -97,7 +97,7 @@ def main(argv=None) -> dict:
         "what": "per-step substrate overhead (view + kernel + log; model excluded) with the reference policy",
         "policy": "reference-policy (deterministic program writer, not a model)",
         "sizes": rows, "p50_ratio_large_vs_small": round(ratio, 3),
-        **report.provenance(("ipykernel", "jupyter_client")), "command": " ".join(sys.argv),
+        **report.run_provenance(("ipykernel", "jupyter_client")), "command": " ".join(sys.argv),
         "loadavg_end": os.getloadavg(),
     }
     t = Table(title="Scroll loop: per-step substrate overhead (reference policy, sandboxed kernel)")

@@ -33,6 +33,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import sqlite3
 import threading
 from datetime import datetime, timezone
@@ -494,6 +495,40 @@ class EventLog:
 
     def payload(self, handle: str) -> bytes:
         return self.payloads.get(handle)
+
+    def snapshot(self, dest: str | os.PathLike) -> Path:
+        """Copy this log (events and payloads; not the index, not the label sidecar) to a NEW
+        file `dest`: a consistent point-in-time copy (SQLite's backup API) whose seqs and hash
+        chain are the same. Runs that must not change a shared log work on a snapshot."""
+        dest = Path(dest)
+        if dest.exists():
+            raise FileExistsError(f"{dest} exists; a snapshot needs a new path")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        try:
+            target = sqlite3.connect(dest)
+            try:
+                with self._lock:
+                    self.conn.backup(target)
+            finally:
+                target.close()
+            src = self.payloads.root
+            if src.is_dir():
+                for f in src.rglob("*"):
+                    if f.is_file():
+                        to = Path(str(dest) + ".payloads") / f.relative_to(src)
+                        to.parent.mkdir(parents=True, exist_ok=True)
+                        try:
+                            os.link(f, to)  # content-addressed and never rewritten: a hard link is a copy
+                        except OSError:
+                            shutil.copy2(f, to)
+        except BaseException:
+            for p in (dest, Path(str(dest) + "-wal"), Path(str(dest) + "-shm")):
+                p.unlink(missing_ok=True)
+            shutil.rmtree(str(dest) + ".payloads", ignore_errors=True)
+            raise
+        return dest
 
     def verify(self) -> dict:
         """{"ok", "events", "first_bad_seq", "reason", "head_hash"}: recomputes the hash chain

@@ -6,10 +6,10 @@
 
 One runner for `scroll collect`, `scroll distill eval` and the benchmark harness. Each task
 (a `TaskRef`: task_id, split, db, task, sessions; see scroll.tasks.splits) runs the real loop:
-`Agent(EventLog(ref.db), llm, cfg, session="run-<uuid8>").run(ref.task.question,
+`Agent(EventLog(<snapshot of ref.db>), llm, cfg, session="run-<uuid8>").run(ref.task.question,
 sessions=ref.sessions)` with the kernel the loop config asks for (sandboxed by default).
-Each task gets its own Agent, kernel and EventLog handle; several writers on one log are
-safe (SQLite WAL, BEGIN IMMEDIATE). Only the question and the granted sessions reach the
+Each task gets its own snapshot of its history log (out_dir/logs/<task_id>.db), Agent and
+kernel, so the task set's logs stay as built and reruns see the same rankings. Only the question and the granted sessions reach the
 agent; the answer is judged here, host-side, with `ref.task.check(answer)` (the answer key
 lives in the label sidecar, never in the log).
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import subprocess
 import threading
 import time
 import uuid
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .config import LoopConfig
+from .provenance import git_sha
 
 RUNS_FILE = "runs.jsonl"
 META_FILE = "runs.meta.json"
@@ -85,21 +85,6 @@ class RunRecord:
 def neutral_session() -> str:
     """A fresh session name that says nothing about the task (no ids, no labels)."""
     return f"run-{uuid.uuid4().hex[:8]}"
-
-
-def git_sha(root: str | os.PathLike | None = None) -> str | None:
-    """The checkout's HEAD commit (with "+dirty" when tracked files changed), or None."""
-    root = Path(root) if root else Path(__file__).resolve().parent.parent
-    try:
-        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-        if not sha:
-            return None
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return sha + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 # ---------------------------------------------------------------------------- the JSONL file
@@ -169,8 +154,14 @@ def _sum_or_none(values: Iterable[int | None]) -> int | None:
     return sum(vals) if vals else None
 
 
-def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None) -> RunRecord:
-    """Run one task through the real loop on its own EventLog handle and kernel; judge it here."""
+def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None,
+            snapshot_dir: Path | None = None) -> RunRecord:
+    """Run one task through the real loop on its own EventLog handle and kernel; judge it here.
+
+    With `snapshot_dir`, the task runs on a fresh snapshot of its history log there
+    (`<task_id>.db`), so the shared task-set logs never change: BM25 statistics, and so
+    every later run's rankings, stay what they were (reruns are reproducible). The record's
+    `db` names the log the run was written to."""
     from .agent import Agent
     from .events import EventLog
 
@@ -180,13 +171,18 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
         backend = llm.describe() if hasattr(llm, "describe") else {"backend": type(llm).__name__}
     except Exception as e:  # noqa: BLE001 - a broken backend is this task's error, not the run's
         backend = {"backend": type(llm).__name__, "describe_error": str(e)}
+    db = Path(ref.db).resolve()
+    if snapshot_dir is not None:
+        db = Path(snapshot_dir).resolve() / f"{ref.task_id}.db"
     base = dict(task_id=ref.task_id, split=ref.split, kind=getattr(task, "kind", ""),
                 family=getattr(task, "family", ""), label=label, backend=backend,
-                model=backend.get("model"), db=str(Path(ref.db).resolve()), session=session, question=task.question)
+                model=backend.get("model"), db=str(db), session=session, question=task.question)
     started = time.time()
     t0 = time.perf_counter()
     try:
-        with EventLog(ref.db) as log:
+        if snapshot_dir is not None:
+            _fresh_snapshot(Path(ref.db), db)
+        with EventLog(db) as log:
             with Agent(log, llm, cfg, session=session) as agent:
                 # the question and the granted history only: no ids, no labels, no meta
                 res = agent.run(task.question, sessions=list(ref.sessions))
@@ -206,6 +202,20 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
         prompt_tokens=_sum_or_none(s.prompt_tokens for s in steps),
         completion_tokens=_sum_or_none(s.completion_tokens for s in steps),
         wall_s=round(time.perf_counter() - t0, 4), error=res.error, started=started, finished=time.time())
+
+
+def _fresh_snapshot(src: Path, dest: Path) -> None:
+    """A snapshot of `src` at `dest`, replacing what an interrupted earlier attempt left there."""
+    import shutil
+
+    from .events import EventLog
+
+    for p in (dest, Path(f"{dest}-wal"), Path(f"{dest}-shm")):
+        p.unlink(missing_ok=True)
+    for d in (Path(f"{dest}.payloads"), Path(f"{dest}.index")):
+        shutil.rmtree(d, ignore_errors=True)
+    with EventLog(src, readonly=True) as log:
+        log.snapshot(dest)
 
 
 # ---------------------------------------------------------------------------- many tasks
@@ -266,10 +276,13 @@ def _write_meta(out_dir: Path, entry: dict) -> None:
 
 def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir: str | os.PathLike, *,
               concurrency: int = 2, label: str, resume: bool = True, progress: bool = True,
+              snapshot: bool = True,
               on_record: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
     """Run `refs` (TaskRefs) through the loop, `concurrency` at a time; append each record to
     `out_dir/runs.jsonl` as it finishes. Returns one record per ref, in the order of `refs`
-    (records from an earlier run for the skipped ones when `resume`)."""
+    (records from an earlier run for the skipped ones when `resume`). `snapshot` (default):
+    every task runs on its own copy of its history log under `out_dir/logs/`, so the
+    task set's logs are never written."""
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     if not label or not label.strip():
@@ -299,7 +312,7 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
     bar = _Progress(label, len(todo), enabled=progress)
 
     def work(ref) -> RunRecord:
-        rec = run_one(ref, backends.get(), cfg, label=label)
+        rec = run_one(ref, backends.get(), cfg, label=label, snapshot_dir=out / "logs" if snapshot else None)
         appender.append(rec.to_dict())
         with lock:
             results[ref.task_id] = rec

@@ -526,3 +526,22 @@ def test_copy_log_refuses_a_source_that_does_not_verify(tmp_path):
         log.append(session="s", role="assistant", text="agent reply", origin="agent")
     result = copy_log(good, tmp_path / "copy.db")
     assert result["ok"] and result["origins"] == {"history": 3, "agent": 1, "system": 0}
+
+
+def test_snapshot_is_an_independent_verified_copy(tmp_path):
+    from scroll import EventLog
+
+    with EventLog(tmp_path / "a.db") as log:
+        for i in range(5):
+            log.append(session="s", role="user", text=f"event {i} about the harbour")
+        log.append(session="s", role="tool", text="x" * 200_000)  # a payload
+        snap = log.snapshot(tmp_path / "copy" / "b.db")
+        with pytest.raises(FileExistsError):
+            log.snapshot(snap)
+    with EventLog(snap) as copy:
+        assert copy.verify()["ok"] and copy.max_seq() == 6 and copy.expand(6).text == "x" * 200_000
+        copy.append(session="run", role="assistant", text="only in the copy", origin="agent")
+        assert [h.seq for h in copy.search("harbour", k=10)] and copy.max_seq() == 7
+    with EventLog(tmp_path / "a.db") as log:
+        assert log.max_seq() == 6 and log.verify()["ok"]
+    assert not (tmp_path / "copy" / "b.db.labels.json").exists()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from scroll.config import LoopConfig
+from scroll.events import EventLog
 from scroll.llm import ScriptedLLM
 from scroll.policies import ReferencePolicy
 from scroll.runner import RUNS_FILE, RUNNER_ERROR, load_records, run_tasks
@@ -68,7 +69,12 @@ def test_reference_teacher_order_records_and_resume(tmp_path):
     assert r0.steps == 3 and r0.code_cells == 3 and r0.executable_cells == 3 and r0.executable_cell_rate == 1.0
     assert r0.exposure_tokens > 0 and r0.prompt_tokens > 0 and r0.completion_tokens > 0 and r0.wall_s > 0
     assert r0.session.startswith("run-") and r0.split == "train" and r0.kind and r0.family
-    assert Path(r0.db) == refs[0].db.resolve()
+    # each task ran on its own snapshot; the task set's log was never written
+    assert Path(r0.db) == (out / "logs" / f"{r0.task_id}.db").resolve()
+    with EventLog(refs[0].db, readonly=True) as src:
+        assert {s["session"] for s in src.sessions()} == set(refs[0].sessions)
+    with EventLog(r0.db, readonly=True) as snap:
+        assert r0.session in {s["session"] for s in snap.sessions()} and snap.verify()["ok"]
     assert len({r.session for r in recs}) == 5  # a fresh session per task
     meta = json.loads((out / "runs.meta.json").read_text())
     assert meta["label"] == "teacher" and meta["backend"]["backend"] == "reference-policy"
@@ -157,8 +163,8 @@ def test_judge_is_host_side_and_the_key_stays_out_of_the_log(tmp_path):
         text = json.dumps(msgs)
         assert ref.task.answer not in text and ref.task_id not in text and ref.task.question in text
     forbidden = {"answer", "expected", "correct", "question_id", "distractors", "evidence_seqs", "value", "label"}
-    with EventLog(refs[0].db, readonly=True) as log:
-        for r in recs:
+    for r in recs:
+        with EventLog(r.db, readonly=True) as log:
             events = list(log.events(session=r.session))
             task_ev = next(e for e in events if e.kind == "task")
             assert set(task_ev.meta) <= {"backend", "config", "sessions", "token_counter"}

@@ -7,72 +7,24 @@ import platform
 import resource
 import sqlite3
 import sys
-from importlib import metadata
 
 import numpy as np
+
+from scroll import provenance
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict:
     """Python, SQLite and the packages a bench depends on (plus `extra` distributions)."""
     out = {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version}
-    for mod in ("bm25s", "numpy"):
-        try:
-            out[mod] = __import__(mod).__version__
-        except ImportError:
-            out[mod] = None
-    for pkg in ("PyStemmer", "scroll-agent", *extra):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = None
-    return out
+    return out | provenance.versions(("bm25s", "numpy", "PyStemmer", "scroll-agent", *extra))
 
 
-def git_state() -> dict:
-    """The checkout's commit and whether it had uncommitted changes (None outside a checkout)."""
-    import subprocess
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    try:
-        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10).stdout.strip() or None
-        dirty = bool(subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                    capture_output=True, text=True, timeout=10).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        return {"git_sha": None, "git_dirty": None}
-    return {"git_sha": sha, "git_dirty": dirty if sha else None}
+machine = provenance.machine
 
 
-def provenance(extra: tuple[str, ...] = ()) -> dict:
-    """What every result file carries: commit, machine, versions and when it was made."""
-    from datetime import datetime, timezone
-
-    return {**git_state(), "machine": machine(), "versions": versions(extra),
-            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
-
-
-def machine() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    ram = None
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    ram = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "ram_bytes": ram, "platform": platform.platform(),
-            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
+def run_provenance(extra: tuple[str, ...] = ()) -> dict:
+    """A bench result's commit, machine, versions (the bench's own packages) and time."""
+    return provenance.provenance() | {"versions": versions(extra)}
 
 
 def peak_rss() -> dict:

@@ -59,7 +59,7 @@ def run(cfg: BenchConfig, progress=None) -> dict:
     root = Path(cfg.workdir or tempfile.mkdtemp(prefix="scroll-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     result = {"bench": "search", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "command": " ".join(sys.argv), "config": asdict(cfg), **report.provenance(), "runs": []}
+              "command": " ".join(sys.argv), "config": asdict(cfg), **report.run_provenance(), "runs": []}
     try:
         for n in cfg.sizes:
             d = root / f"w{n}"

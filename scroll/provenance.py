@@ -1,0 +1,60 @@
+"""Where a result came from: commit, machine, library versions, time. Every result file
+(benchmarks, runs, training, reports) records these, so every number can be traced."""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+
+def git_sha(root: str | os.PathLike | None = None) -> str | None:
+    """The checkout's HEAD commit, with "+dirty" when tracked files changed; None outside a checkout."""
+    root = Path(root) if root else Path(__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        if not sha:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def machine() -> dict:
+    """CPU model, cores, RAM, platform (CPUs differ between machines: print it with every number)."""
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    ram = None
+    try:
+        with open("/proc/meminfo") as fh:
+            ram = next((int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("MemTotal:")), None)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "ram_bytes": ram,
+            "ram_gib": round(ram / 2**30, 1) if ram else None, "platform": platform.platform(),
+            "python": platform.python_version(), "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
+
+
+def versions(packages: tuple[str, ...] | list[str]) -> dict:
+    """Installed versions of these distributions (None when absent)."""
+    out = {}
+    for pkg in packages:
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def provenance(packages: tuple[str, ...] | list[str] = ("scroll-agent",)) -> dict:
+    return {"git_sha": git_sha(), "machine": machine(), "versions": versions(packages),
+            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
