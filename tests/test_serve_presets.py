@@ -183,7 +183,7 @@ def test_relative_model_paths_resolve_under_models_dir(tmp_path, monkeypatch):
 
 def test_model_folder_checks(tmp_path):
     cfg = load_preset("tiny", {"model": str(tmp_path / "absent"), "auto_build_tiny": False})
-    with pytest.raises(ModelFolderError, match="does not exist.*scroll tiny-model"):
+    with pytest.raises(ModelFolderError, match="does not exist.*scroll models tiny"):
         check_model_folder(cfg)
     assert issubclass(ModelFolderError, ServeError)
 

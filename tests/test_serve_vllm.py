@@ -186,7 +186,7 @@ def test_missing_model_folder_is_a_clear_error(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert "model folder" in r.stderr and "does not exist" in r.stderr
-    assert "scroll tiny-model" in r.stderr  # says how to fix it
+    assert "scroll models tiny" in r.stderr  # says how to fix it
     assert not (tmp_path / "runs" / "tiny" / "server.json").exists()
 
 

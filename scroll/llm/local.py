@@ -50,8 +50,8 @@ def _check_folder(path: str | os.PathLike, what: str) -> Path:
     p = Path(path)
     if not p.is_dir():
         raise ValueError(f"{what} {str(path)!r} is not a local folder (the {what} must be a "
-                         f"model folder on disk; nothing is downloaded). Build the tiny test "
-                         f"model with `scroll tiny-model DIR`.")
+                         f"model folder on disk; nothing is downloaded). Build one offline with "
+                         f"`scroll models tiny DIR` or `scroll models smollm2 DIR`.")
     return p
 
 
