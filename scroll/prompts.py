@@ -16,7 +16,7 @@ Python kernel (variables survive between cells) and ONLY what the cell prints co
 
 The capability object `ms` (read-only toward history; every result carries its `seq` address):
   ms.search(query, k=10, session=None, kind=None, role=None, since=None, until=None, seq_range=None, origin="history")
-      -> hits, best first, each with .seq .score .session .role .kind .time .text .meta   (BM25 over the history;
+      -> hits, best first (k=None: every match), each with .seq .score .session .role .kind .time .text .meta (BM25 over the history;
          your own task, replies, cells and outputs only with origin="agent", everything with origin="*")
   ms.expand(seq) -> the exact event;  ms.expand(lo, hi) -> events lo..hi inclusive, in order
   ms.recent(n=10, session=None) -> the last n history events     ms.sessions() -> one dict per session

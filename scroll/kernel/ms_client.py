@@ -3,7 +3,7 @@
 `ms` is a thin client of the host-side service (scroll.kernel.service) over a unix socket:
 
     ms.search(query, k=10, session=None, kind=None, role=None, since=None, until=None,
-              seq_range=None, origin="history") -> list[Record]
+              seq_range=None, origin="history") -> list[Record]    # k=None: every match
               # Record has .seq .score .session .role .kind .origin .time .text .meta .payload .tokens
     ms.expand(seq) -> Record;  ms.expand(lo, hi) -> list[Record]   (inclusive, in scope)
     ms.payload(handle) -> str (or bytes when not UTF-8)
@@ -20,6 +20,7 @@ import socket as _socket
 import sys as _sys
 import threading as _threading
 
+K_MAX = 1000  # the host's k limit per call (scroll.capability.MAX_K)
 _FIELDS = ("seq", "score", "session", "role", "kind", "origin", "time", "meta", "payload", "tokens")
 
 
@@ -99,10 +100,31 @@ class Ms:
 
     def search(self, query, k=10, session=None, kind=None, role=None, since=None, until=None,
                seq_range=None, origin="history"):
-        sr = list(seq_range) if seq_range is not None else None
-        res = self._call("search", query=query, k=k, session=session, kind=kind, role=role,
-                         since=since, until=until, seq_range=sr, origin=origin)
-        return [Record(d, self) for d in res]
+        """BM25 hits, best first. `k=None`: every match (paged over seq windows under the
+        host's per-call limit of K_MAX hits)."""
+        kw = dict(query=query, session=session, kind=kind, role=role, since=since, until=until,
+                  origin=origin)
+        if k is not None:
+            sr = list(seq_range) if seq_range is not None else None
+            return [Record(d, self) for d in self._call("search", k=k, seq_range=sr, **kw)]
+        lo, hi = seq_range if seq_range is not None else (0, None)
+        first = self._call("search", k=K_MAX, seq_range=[lo, hi] if hi is not None else None, **kw)
+        if len(first) < K_MAX:
+            return [Record(d, self) for d in first]
+        if hi is None:
+            hi = max((s["last_seq"] for s in self._call("sessions")), default=0)
+        found, span = {}, max(1, (hi - lo + 1) // 4)
+        while lo <= hi:
+            top = min(hi, lo + span - 1)
+            page = self._call("search", k=K_MAX, seq_range=[lo, top], **kw)
+            if len(page) >= K_MAX and span > 1:
+                span //= 2
+                continue
+            for d in page:
+                found[d["seq"]] = d
+            lo = top + 1
+        ranked = sorted(found.values(), key=lambda d: (-d["score"], -d["seq"]))
+        return [Record(d, self) for d in ranked]
 
     def expand(self, lo, hi=None):
         if hi is None:

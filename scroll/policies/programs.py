@@ -1,8 +1,7 @@
 """The code cells the reference policy writes, one program per question template.
 
-A `Program` is matched against the question and yields the cells: `search` (locate the
-candidate user turns with ms.search, paging until the hits run out, print a compact
-summary), `compute` (filter the resident `hits` with the template's pattern, re-read the
+A `Program` is matched against the question and yields the cells: `search` (locate every
+candidate user turn with ms.search(k=None), print a compact summary), `compute` (filter the resident `hits` with the template's pattern, re-read the
 chosen evidence with ms.expand, compute the answer, print `ANSWER: ...`), and `scan` (the
 retry: the same computation over every user turn read with ms.expand, no search).
 
@@ -19,34 +18,15 @@ from dataclasses import dataclass
 HELPERS = '''import re, datetime as _dt
 
 def snip(text, pat, width=80):
-    """~width characters of `text` around the first match of `pat` (one line)."""
     m = re.search(pat, text)
-    i = m.start() if m else 0
-    s = text[max(0, i - width // 4): max(0, i - width // 4) + width]
-    return " ".join(s.split())
-
-def user_turns(events):
-    """History turns only: the user's messages (not tasks, code, outputs, notes)."""
-    return [e for e in events if e.role == "user" and e.kind not in ("task", "code", "output", "note")]
+    i = max(0, (m.start() if m else 0) - width // 4)
+    return " ".join(text[i:i + width].split())
 '''
 
 SEARCH = '''{helpers}
-# LOCATE: every user turn that shares a term with the query (page until the hits run out)
+# LOCATE: every user turn that shares a term with the query (k=None: all of them)
 Q, KEY = {query!r}, {key!r}
-CAP = 1000  # ms.search's k limit: past it, page over seq windows
-raw = ms.search(Q, k=CAP, role="user")
-if len(raw) >= CAP:
-    last, raw, lo = ms.recent(1)[0].seq, [], 1
-    span = max(1, last // 4)
-    while lo <= last:
-        hi = min(last, lo + span - 1)
-        page = ms.search(Q, k=CAP, role="user", seq_range=[lo, hi])
-        if len(page) >= CAP and span > 1:
-            span //= 2
-            continue
-        raw += page
-        lo = hi + 1
-hits = user_turns(raw)
+hits = ms.search(Q, k=None, role="user")
 print(f"{{len(hits)}} user turns match {{Q!r}}; best {{min(5, len(hits))}}:")
 for h in hits[:5]:
     print(f"  seq={{h.seq}} {{h.time[:10]}} {{snip(h.text, KEY)!r}}")
@@ -54,12 +34,12 @@ print("== search ok")
 '''
 
 SCAN = '''{helpers}
-# RETRY without search: read every event in ranges with ms.expand, keep the user turns
+# RETRY without search: read every history event in ranges with ms.expand, keep the user turns
 KEY = {key!r}
 last = ms.recent(1)[0].seq
 hits = []
 for lo in range(1, last + 1, 2000):
-    hits += user_turns(ms.expand(lo, min(last, lo + 1999)))
+    hits += [e for e in ms.expand(lo, min(last, lo + 1999)) if e.origin == "history" and e.role == "user"]
 hits = [h for h in hits if re.search(KEY, h.text)]
 print(f"scanned {{last}} events: {{len(hits)}} user turns match {{KEY!r}}")
 '''
