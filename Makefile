@@ -10,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test test-fast venv venv-full bench-search bench-kernel bench-loop serve-tiny smollm2 serve-smollm2 airgap-bundle docker-gpu clean
+.PHONY: demo test test-fast venv venv-full bench-search bench-kernel bench-loop serve-tiny smollm2 serve-smollm2 distill distill-ci airgap-bundle docker-gpu clean
 
 $(VENV)/.core: pyproject.toml
 	test -x $(PY) || $(PY_SYS) -m venv $(VENV)
@@ -42,13 +42,13 @@ test-fast: venv
 	$(PY) -m pytest -q -m "not slow and not model and not server"
 
 bench-search: venv
-	$(PY) scripts/bench_search.py --out runs/bench_search.json
+	$(PY) scripts/bench_search.py --out results/bench/search.json
 
 bench-kernel: venv
-	$(PY) scripts/bench_kernel.py --words 1e6 --out runs/bench_kernel.json
+	$(PY) scripts/bench_kernel.py --words 1e6 --out results/bench/kernel.json
 
 bench-loop: venv
-	$(PY) scripts/bench_loop.py --out runs/bench_loop.json
+	$(PY) scripts/bench_loop.py --out results/bench/loop.json
 
 serve-tiny: venv-full
 	$(VENV)/bin/scroll serve up tiny
@@ -58,6 +58,14 @@ smollm2: venv-full
 
 serve-smollm2: smollm2
 	$(VENV)/bin/scroll serve up smollm2-135m
+
+# The distillation experiment on this CPU: collect (reference-policy teacher), SFT + LoRA into
+# SmolLM2-135M-Instruct, evaluate teacher / untrained / trained; results/distill/NAME.json.
+distill: venv-full
+	$(PY) scripts/distill_cpu.py --name smollm2-135m-cpu
+
+distill-ci: venv-full
+	$(PY) scripts/distill_cpu.py --name ci --spec distill-ci --train 3 --test 2 --max-steps 4 --results var/distill/ci-results
 
 airgap-bundle: venv-full
 	$(VENV)/bin/scroll models tiny var/models/tiny-qwen3
