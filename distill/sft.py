@@ -22,16 +22,16 @@ folder: weights, tokenizer, chat template, `scroll-model.json`), `result.json`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
-import platform
 import shutil
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from scroll.provenance import file_sha256, machine, versions
 
 _INSTALL_HINT = "pip install -e '.[model]'  (needs torch, transformers, trl, peft, datasets, matplotlib)"
 MODEL_STAMP = "scroll-model.json"
@@ -227,14 +227,6 @@ def load_config(name_or_path: str | os.PathLike, **overrides: Any) -> SFTRunConf
 
 
 # ---- data ---------------------------------------------------------------------------------
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _check_messages(msgs: Any, where: str, what: str) -> None:
     if not isinstance(msgs, list) or not msgs:
         raise ConfigError(f"{where}: '{what}' must be a non-empty list of messages")
@@ -302,30 +294,7 @@ def filter_by_length(tokenizer, rows: list[dict], max_length: int) -> tuple[list
 
 
 # ---- machine / versions ------------------------------------------------------------------
-def cpu_info() -> dict:
-    model, flags = platform.processor() or "unknown", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model in ("unknown", "", platform.processor()):
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return {"cpu": model, "cores": os.cpu_count(),
-            "avx512_bf16": "avx512_bf16" in flags, "amx_bf16": "amx_bf16" in flags}
-
-
-def versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for d in ("torch", "transformers", "trl", "peft", "accelerate", "datasets"):
-        try:
-            out[d] = version(d)
-        except PackageNotFoundError:
-            out[d] = None
-    return out
+VERSION_PACKAGES = ("torch", "transformers", "trl", "peft", "accelerate", "datasets")
 
 
 def use_cuda(cfg: SFTRunConfig) -> bool:
@@ -339,7 +308,7 @@ def bf16_supported(cuda: bool) -> bool:
 
     if cuda:
         return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    info = cpu_info()
+    info = machine()
     return info["avx512_bf16"] or info["amx_bf16"]
 
 
@@ -417,7 +386,7 @@ def prepare(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool 
     files = {"train": data / "train.jsonl"}
     if (data / "dev.jsonl").is_file():
         files["dev"] = data / "dev.jsonl"
-    data_info = {k: {"file": str(p), "sha256": sha256_file(p)} for k, p in files.items()}
+    data_info = {k: {"file": str(p), "sha256": file_sha256(p)} for k, p in files.items()}
 
     last = _last_checkpoint(out)
     prev_cfg_path = out / CONFIG_NAME
@@ -438,7 +407,7 @@ def prepare(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool 
     bf16 = resolve_bf16(cfg, cuda)
     resolved = {**cfg.to_dict(), "resolved": {"cuda": cuda, "bf16": bf16,
                                               "resume_from": str(last) if last else None},
-                "data_files": data_info, "versions": versions(), "machine": cpu_info()}
+                "data_files": data_info, "versions": versions(VERSION_PACKAGES), "machine": machine()}
     prev_cfg_path.write_text(json.dumps(resolved, indent=2) + "\n")
 
     quiet = not show_bar
@@ -573,7 +542,7 @@ def finish(p: Prepared) -> dict:
         "data": {"train": {**data_info["train"], **train_stats},
                  "dev": {**data_info["dev"], **dev_stats} if dev_stats else None},
         "dropped_overlong": train_stats["dropped_overlong"] + (dev_stats or {}).get("dropped_overlong", 0),
-        "max_length": cfg.max_length, "machine": cpu_info(), "versions": versions(),
+        "max_length": cfg.max_length, "machine": machine(), "versions": versions(VERSION_PACKAGES),
         "files": {"metrics": str(out / "metrics.jsonl"), "loss_png": str(out / "loss.png")},
     }
     if cuda:

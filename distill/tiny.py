@@ -29,6 +29,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from .chat_template import chatml_template
+
 SPEC = {
     "vocab_size": 8192,
     "hidden_size": 256,
@@ -47,25 +49,7 @@ BUILDER_VERSION = 1
 # Files a model folder needs; serve/ checks the same list before starting a server.
 REQUIRED_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors")
 
-# ChatML with generation markers. Content may be a string, None, or a list of OpenAI
-# content parts ({"type": "text", "text": ...}).
-CHAT_TEMPLATE = (
-    "{%- macro text(c) -%}"
-    "{%- if c is none -%}{%- elif c is string -%}{{- c -}}"
-    "{%- else -%}{%- for p in c -%}{%- if p['type'] == 'text' -%}{{- p['text'] -}}{%- endif -%}"
-    "{%- endfor -%}{%- endif -%}"
-    "{%- endmacro -%}"
-    "{%- for message in messages -%}"
-    "{%- if message['role'] == 'assistant' -%}"
-    "{{- '<|im_start|>assistant\\n' -}}"
-    "{%- generation -%}{{- text(message['content']) + '<|im_end|>' -}}{%- endgeneration -%}"
-    "{{- '\\n' -}}"
-    "{%- else -%}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + text(message['content']) + '<|im_end|>\\n' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
-)
+CHAT_TEMPLATE = chatml_template()  # ChatML with generation markers (distill/chat_template.py)
 
 _INSTALL_HINT = "pip install -e '.[model]'  (needs torch, transformers, tokenizers)"
 

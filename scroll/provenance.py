@@ -27,12 +27,19 @@ def git_sha(root: str | os.PathLike | None = None) -> str | None:
 
 def machine() -> dict:
     """CPU model, cores, RAM, platform (CPUs differ between machines: print it with every number)."""
-    cpu = platform.processor() or ""
+    cpu, flags = "", set()
     try:
         with open("/proc/cpuinfo") as fh:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
+            for ln in fh:
+                if ln.startswith("model name") and not cpu:
+                    cpu = ln.split(":", 1)[1].strip()
+                elif ln.startswith("flags") and not flags:
+                    flags = set(ln.split(":", 1)[1].split())
+                if cpu and flags:
+                    break
     except OSError:
         pass
+    cpu = cpu or platform.processor()
     ram = None
     try:
         with open("/proc/meminfo") as fh:
@@ -41,7 +48,8 @@ def machine() -> dict:
         pass
     return {"cpu": cpu, "cores": os.cpu_count(), "ram_bytes": ram,
             "ram_gib": round(ram / 2**30, 1) if ram else None, "platform": platform.platform(),
-            "python": platform.python_version(), "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
+            "python": platform.python_version(), "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+            "avx512_bf16": "avx512_bf16" in flags, "amx_bf16": "amx_bf16" in flags}
 
 
 def versions(packages: tuple[str, ...] | list[str]) -> dict:
@@ -58,3 +66,14 @@ def versions(packages: tuple[str, ...] | list[str]) -> dict:
 def provenance(packages: tuple[str, ...] | list[str] = ("scroll-agent",)) -> dict:
     return {"git_sha": git_sha(), "machine": machine(), "versions": versions(packages),
             "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def file_sha256(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """sha256 of a file, read in chunks (data files and model weights named in results)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while b := f.read(chunk):
+            h.update(b)
+    return h.hexdigest()

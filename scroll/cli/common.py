@@ -66,3 +66,17 @@ def console():
     from rich.console import Console
 
     return Console()
+
+
+def emit(obj: dict, as_json: bool, text: str) -> None:
+    """One JSON line with --json, else the human text."""
+    typer.echo(json.dumps(obj, default=str) if as_json else text)
+
+
+def fail_with(e: Exception, as_json: bool, code: int = 1) -> NoReturn:
+    """An exception as a one-line error: {"ok": false, "error": type, "message"} with --json."""
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "error": type(e).__name__, "message": str(e)}))
+    else:
+        typer.echo(f"error: {e}", err=True)
+    raise typer.Exit(code)

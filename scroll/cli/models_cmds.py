@@ -14,6 +14,8 @@ from typing import Optional
 
 import typer
 
+from .common import emit, fail_with
+
 models_app = typer.Typer(
     name="models",
     help=("Build local model folders (normal Hugging Face folders that transformers and vLLM "
@@ -25,16 +27,6 @@ models_app = typer.Typer(
 _JSON = typer.Option(False, "--json", help="Print one JSON object instead of text.")
 
 
-def _emit(obj: dict, as_json: bool, text: str) -> None:
-    typer.echo(json.dumps(obj, default=str) if as_json else text)
-
-
-def _fail(e: Exception, as_json: bool, code: int = 1) -> None:
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": type(e).__name__, "message": str(e)}))
-    else:
-        typer.echo(f"error: {e}", err=True)
-    raise typer.Exit(code)
 
 
 @models_app.command("smollm2")
@@ -53,14 +45,14 @@ def smollm2(
     from distill.models import DTYPES, ModelBuildError
 
     if dtype not in DTYPES:
-        _fail(ValueError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}"), as_json, 2)
+        fail_with(ValueError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}"), as_json, 2)
     try:
         from distill.models import build_smollm2, check_model
 
         info = build_smollm2(out_dir, dtype=dtype, force=force)
         check = None if no_check else check_model(info["path"])
     except (ModelBuildError, ImportError) as e:
-        _fail(e, as_json)
+        fail_with(e, as_json)
     ok = check is None or check["ok"]
     info = {"ok": ok, **info, "check": check}
     text = (f"{info['path']} ({info['params']} params, {info['dtype']}, "
@@ -70,7 +62,7 @@ def smollm2(
         text += (f"\ncheck {'ok' if check['ok'] else 'FAILED'}: loaded in {check['load_s']}s; "
                  f"{check['prompt']!r} -> {check['completion']!r}; "
                  f"chat -> {check['chat_answer']!r}")
-    _emit(info, as_json, text)
+    emit(info, as_json, text)
     if not ok:
         raise typer.Exit(1)
 
@@ -91,9 +83,9 @@ def tiny(
         cached = not force and is_cached(out_dir, seed)
         path = build_tiny_model(out_dir, seed=seed, force=force)
     except ImportError as e:
-        _fail(e, as_json)
+        fail_with(e, as_json)
     info = json.loads((path / STAMP).read_text())
-    _emit({"ok": True, "path": str(path), "cached": cached, "seconds": round(time.time() - t0, 2),
+    emit({"ok": True, "path": str(path), "cached": cached, "seconds": round(time.time() - t0, 2),
            "params": info.get("params"), "seed": seed}, as_json,
           f"{path} ({info.get('params')} params, {'cached' if cached else 'built'} in "
           f"{time.time() - t0:.1f}s)")

@@ -15,6 +15,8 @@ from typing import Optional
 
 import typer
 
+from .common import emit, fail_with
+
 serve_app = typer.Typer(
     name="serve",
     help=("Run a vLLM OpenAI-compatible server from a local model folder, fully offline.\n\n"
@@ -46,16 +48,6 @@ def _tiny_builder(path: Path) -> Path:
     return build_tiny_model(path)
 
 
-def _emit(obj: dict, as_json: bool, text: str) -> None:
-    typer.echo(json.dumps(obj, indent=None if as_json else 2, default=str) if as_json else text)
-
-
-def _fail(e: Exception, as_json: bool, code: int = 1) -> None:
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": type(e).__name__, "message": str(e)}))
-    else:
-        typer.echo(f"error: {e}", err=True)
-    raise typer.Exit(code)
 
 
 @serve_app.command("up")
@@ -107,18 +99,18 @@ def up(
                 check_model_folder(cfg)
             except ConfigError as e:
                 problem = str(e)
-            _emit({"ok": problem is None, "backend": be, "argv": argv, "config": cfg.to_dict(),
+            emit({"ok": problem is None, "backend": be, "argv": argv, "config": cfg.to_dict(),
                    "model_problem": problem}, as_json,
                   " ".join(argv) + (f"\nwarning: {problem}" if problem else ""))
             return
         handle = server.start(cfg, run_root=run_root, timeout=timeout, python=vllm_python,
                               build_model=_tiny_builder)
     except ConfigError as e:
-        _fail(e, as_json, 2)
+        fail_with(e, as_json, 2)
     except (ServeError, ImportError) as e:
-        _fail(e, as_json, 1)
+        fail_with(e, as_json, 1)
     info = {"ok": True, **handle.to_dict()}
-    _emit(info, as_json, f"{handle.name}: {handle.served_model_name} ready at {handle.url}/v1 "
+    emit(info, as_json, f"{handle.name}: {handle.served_model_name} ready at {handle.url}/v1 "
           f"in {handle.ready_s}s (pid {handle.pid}, log {handle.log_path})")
     if foreground:
         _stay_attached(handle, run_root)
@@ -280,8 +272,8 @@ def down(
     try:
         out = server.stop(name, run_root=run_root, grace=grace)
     except ServeError as e:
-        _fail(e, as_json)
-    _emit({"ok": True, **out}, as_json,
+        fail_with(e, as_json)
+    emit({"ok": True, **out}, as_json,
           f"{name}: stopped (pgid {out.get('pgid')})" if out["stopped"] else f"{name}: {out.get('reason', 'not running')}")
 
 
@@ -307,11 +299,11 @@ def check_cmd(
         rep = smoke(load_preset(preset, overrides), run_root=run_root, python=vllm_python,
                     timeout=timeout, build_model=_tiny_builder)
     except ConfigError as e:
-        _fail(e, as_json, 2)
+        fail_with(e, as_json, 2)
     except (ServeError, ImportError) as e:
-        _fail(e, as_json, 1)
+        fail_with(e, as_json, 1)
     rep["ok"] = bool(rep["stopped"] and not rep["left_in_group"])
-    _emit(rep, as_json, f"{rep['name']}: ready {rep['ready_s']}s, latency {rep['latency_s']}s, "
+    emit(rep, as_json, f"{rep['name']}: ready {rep['ready_s']}s, latency {rep['latency_s']}s, "
           f"RSS {rep['rss_mb']} MB, reply {rep['reply']!r}, stopped in {rep['stop_s']}s, "
           f"processes left: {rep['left_in_group'] or 'none'}")
     if not rep["ok"]:
