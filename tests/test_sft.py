@@ -40,7 +40,7 @@ def write_data(d: Path, n_train: int = 24, n_dev: int = 4, overlong: int = 0) ->
 
 
 def cfg_for(model: Path, data: Path, out: Path, **kw):
-    from distill.sft import SFTRunConfig
+    from distill.sft_config import SFTRunConfig
 
     base = {"model": str(model), "data": str(data), "out": str(out), "max_length": 512,
             "max_steps": 30, "lr": 3e-3, "batch_size": 4, "grad_accum": 1, "eval_batch_size": 4,
@@ -54,7 +54,7 @@ def cfg_for(model: Path, data: Path, out: Path, **kw):
 def test_shipped_configs_parse():
     import yaml
 
-    from distill.sft import SFTRunConfig, find_config
+    from distill.sft_config import SFTRunConfig, find_config
 
     names = sorted(p.stem for p in (ROOT / "configs/distill").glob("*.yaml"))
     assert {"tiny-ci", "smollm2-135m-cpu", "qwen3-1.7b-gpu", "qwen3-0.6b-gpu"} <= set(names)
@@ -67,7 +67,7 @@ def test_shipped_configs_parse():
 
 
 def test_config_errors_are_clear(tmp_path, tiny_model_dir):
-    from distill.sft import ConfigError, SFTRunConfig, load_config
+    from distill.sft_config import ConfigError, SFTRunConfig, load_config
 
     data = write_data(tmp_path / "data")
     ok = {"model": str(tiny_model_dir), "data": str(data), "out": str(tmp_path / "o")}
@@ -98,7 +98,7 @@ def test_config_errors_are_clear(tmp_path, tiny_model_dir):
 
 
 def test_bad_data_lines_name_the_line(tmp_path):
-    from distill.sft import ConfigError, read_samples
+    from distill.sft_data import ConfigError, read_samples
 
     f = tmp_path / "train.jsonl"
     good = json.dumps(row(0))

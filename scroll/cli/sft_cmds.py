@@ -53,7 +53,8 @@ def register_sft(distill_app: typer.Typer) -> None:
         from scroll.cli.common import emit_json, fail
 
         try:
-            from distill.sft import ConfigError, load_config, train
+            from distill.sft import train
+            from distill.sft_config import ConfigError, load_config
         except ImportError as e:  # pragma: no cover
             fail(str(e), as_json=as_json)
         try:
