@@ -13,6 +13,7 @@ import pytest
 from scroll.events import EventLog
 from scroll.kernel import ExecResult, Kernel, SandboxError
 from scroll.kernel import sandbox as sbx
+from scroll.kernel import uids
 from scroll.capability import Capability
 
 pytestmark = pytest.mark.sandbox
@@ -187,7 +188,7 @@ def test_close_kills_everything(log):
     k.execute("import subprocess; p = subprocess.Popen(['sleep', '600'])")
     uid = k.rt.uid
     k.close()
-    assert not sbx._uid_busy(uid)
+    assert not uids._uid_busy(uid)
     with pytest.raises(RuntimeError):
         k.execute("print(1)")
 
@@ -274,12 +275,12 @@ def test_kernels_of_a_dead_host_are_swept(log, tmp_path):
     import time
 
     deadline = time.monotonic() + 5
-    while sbx._uid_busy(int(uid)) and time.monotonic() < deadline:
+    while uids._uid_busy(int(uid)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert os.path.isdir(path) and not sbx._uid_busy(int(uid))
+    assert os.path.isdir(path) and not uids._uid_busy(int(uid))
     with Kernel(log, "s1"):
         pass
-    assert not os.path.exists(path) and not sbx._uid_busy(int(uid))
+    assert not os.path.exists(path) and not uids._uid_busy(int(uid))
 
 
 def test_replay_skips_cells_that_now_fail(log, tmp_path):

@@ -22,7 +22,7 @@ import pytest
 
 from scroll.events import EventLog
 from scroll.kernel import Kernel
-from scroll.kernel import sandbox as sbx
+from scroll.kernel import uids
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -413,13 +413,13 @@ k.execute("import os\\nif os.fork() == 0:\\n    while True: pass\\nwhile True: p
         uid = int(uid)
         assert alive == "alive"
         time.sleep(1.0)
-        assert len(sbx.uid_pids(uid)) >= 2  # the kernel and its forked busy child
+        assert len(uids.uid_pids(uid)) >= 2  # the kernel and its forked busy child
         host.send_signal(signal.SIGKILL)
         host.wait(10)
         deadline = time.monotonic() + 5
-        while sbx.uid_pids(uid, zombies=True) and time.monotonic() < deadline:
+        while uids.uid_pids(uid, zombies=True) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert sbx.uid_pids(uid, zombies=True) == []
+        assert uids.uid_pids(uid, zombies=True) == []
     finally:
         host.kill()
 

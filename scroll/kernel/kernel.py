@@ -43,8 +43,8 @@ from ..origin import Origin
 from .output import OutputCollector, format_error
 from .process import KernelDied, KernelProcess
 from .replay import Cell, replayable_cells
-from .sandbox import (Limits, RuntimeDir, allocate_uid, check_sandbox, parse_size, uid_tasks,
-                      wait_uid_empty)
+from .sandbox import Limits, RuntimeDir, check_sandbox, parse_size
+from .uids import allocate_uid, uid_tasks, wait_uid_empty
 from .service import MsSocketServer
 
 MS_CLIENT_SOURCE = (Path(__file__).parent / "ms_client.py").read_text()

@@ -24,8 +24,9 @@ from typing import Callable
 import zmq
 from jupyter_client.session import Session
 
-from .sandbox import (Limits, MemoryCgroup, RuntimeDir, kernel_command, kill_uid, ns_init_pid,
-                      spawner)
+from .cgroup import MemoryCgroup
+from .sandbox import Limits, RuntimeDir, kernel_command, spawner
+from .uids import kill_uid, ns_init_pid
 
 
 class KernelDied(RuntimeError):

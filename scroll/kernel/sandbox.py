@@ -113,18 +113,18 @@ import queue
 import secrets
 import shlex
 import shutil
-import signal
 import stat
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cgroup import MemoryCgroup
+from .errors import SandboxError
+from .uids import UID_BASE, kill_uid
+
 RUNTIME_BASE = Path("/run/scroll-kernels")
-UID_BASE = 2_000_000_000
-UID_SPAN = 1_000_000
 TOOLS = ("unshare", "prlimit", "setpriv", "mount", "umount")
 HIDDEN_PACKAGES = ("scroll", "distill", "serve")  # the kernel's Python must not import these
 SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -133,8 +133,6 @@ _SYSTEM_DIRS = {Path(p) for p in ("/", "/usr", "/bin", "/sbin", "/lib", "/lib64"
                                   "/sys", "/dev", "/run", "/var", "/tmp", "/home", "/root", "/opt")}
 
 
-class SandboxError(RuntimeError):
-    """The sandbox cannot be set up; model code is refused (fail closed)."""
 
 
 def parse_size(value: str | int) -> int:
@@ -197,76 +195,6 @@ def check_sandbox(python: str) -> None:
                            "(CLI: --no-sandbox) to run model code UNSANDBOXED.")
 
 
-def uid_pids(uid: int, zombies: bool = False) -> list[int]:
-    """Live processes of `uid` (with `zombies`: also the dead but not yet reaped ones, which
-    still count against RLIMIT_NPROC)."""
-    pids = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                if os.stat(f"/proc/{d}").st_uid != uid:
-                    continue
-                with open(f"/proc/{d}/stat", "rb") as f:
-                    state = f.read().rsplit(b")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if zombies or state not in (b"Z", b"X"):
-                pids.append(int(d))
-    return pids
-
-
-def _uid_busy(uid: int) -> bool:
-    return bool(uid_pids(uid, zombies=True))
-
-
-def uid_tasks(uid: int) -> int:
-    """Processes + threads of `uid`, zombies included: what RLIMIT_NPROC counts."""
-    n = 0
-    for pid in uid_pids(uid, zombies=True):
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                n += max(1, int(f.read().rsplit(b")", 1)[1].split()[17]))
-        except (OSError, IndexError, ValueError):
-            pass
-    return n
-
-
-def ns_init_pid(uid: int) -> int | None:
-    """Host pid of the process of `uid` that is pid 1 of its own pid namespace (the kernel)."""
-    for pid in uid_pids(uid):
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("NSpid:"):
-                        ids = line.split()[1:]
-                        if len(ids) > 1 and ids[-1] == "1":
-                            return pid
-                        break
-        except OSError:
-            continue
-    return None
-
-
-def allocate_uid() -> int:
-    for _ in range(50):
-        uid = UID_BASE + secrets.randbelow(UID_SPAN)
-        if not _uid_busy(uid):
-            return uid
-    raise SandboxError("could not find a free kernel uid")
-
-
-def wait_uid_empty(uid: int, timeout: float = 2.0) -> bool:
-    """Kill what is left of `uid` and wait until no process of it (zombies included) exists."""
-    deadline = time.monotonic() + timeout
-    while True:
-        kill_uid(uid)
-        if not _uid_busy(uid):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-
-
 class _Spawner:
     """Starts child processes from ONE thread that lives as long as the host process.
 
@@ -308,22 +236,6 @@ class _Spawner:
 
 
 spawner = _Spawner()
-
-
-def kill_uid(uid: int, rounds: int = 20) -> None:
-    """SIGKILL every process of `uid` (a fork bomb keeps forking: repeat until none)."""
-    if uid < UID_BASE:  # never kill processes of a real user
-        raise ValueError(f"refusing to kill uid {uid}")
-    for _ in range(rounds):
-        pids = uid_pids(uid)
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.01)
 
 
 def _base_dir(base: Path) -> Path:
@@ -557,66 +469,3 @@ def kernel_command(python: str, conn_file: Path, uid: int | None, limits: Limits
             "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
             "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all",
             "--pdeathsig", "SIGKILL", "--", *kernel]
-
-
-class MemoryCgroup:
-    """Best-effort aggregate memory cap for all processes of one kernel.
-
-    Uses cgroup v2 (memory.max) when the unified hierarchy has the memory controller,
-    else cgroup v1 (memory.limit_in_bytes) next to our own memory cgroup. Silently
-    absent (path None) where neither is writable; RLIMIT_DATA still caps each process.
-    """
-
-    def __init__(self, name: str, limit: int):
-        self.path: Path | None = None
-        for parent, knob in self._candidates():
-            try:
-                p = parent / name
-                p.mkdir()
-                (p / knob).write_text(str(limit))
-                if knob == "memory.limit_in_bytes":
-                    try:
-                        (p / "memory.memsw.limit_in_bytes").write_text(str(limit))
-                    except OSError:
-                        pass
-                self.path = p
-                return
-            except OSError:
-                try:
-                    (parent / name).rmdir()
-                except OSError:
-                    pass
-
-    @staticmethod
-    def _candidates():
-        root = Path("/sys/fs/cgroup")
-        out = []
-        try:
-            if (root / "cgroup.controllers").exists():  # pure v2
-                rel = Path("/proc/self/cgroup").read_text().split("::", 1)[1].strip()
-                out.append((root / rel.lstrip("/"), "memory.max"))
-            for line in Path("/proc/self/cgroup").read_text().splitlines():
-                _, ctrls, rel = line.split(":", 2)
-                if "memory" in ctrls.split(","):
-                    out.append((root / "memory" / rel.lstrip("/"), "memory.limit_in_bytes"))
-        except (OSError, IndexError, ValueError):
-            pass
-        return out
-
-
-    @classmethod
-    def remove_named(cls, name: str) -> None:
-        for parent, _ in cls._candidates():
-            try:
-                (parent / name).rmdir()
-            except OSError:
-                pass
-
-    def remove(self) -> None:
-        if self.path is not None:
-            for _ in range(50):
-                try:
-                    self.path.rmdir()
-                    return
-                except OSError:
-                    time.sleep(0.02)
