@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_small_distillation_experiment(tmp_path, smollm2_dir):
     res_dir = tmp_path / "results"
     cmd = [sys.executable, str(ROOT / "scripts" / "distill_cpu.py"), "--name", "ci", "--spec", "distill-ci",
-           "--train", "3", "--test", "2", "--max-steps", "8", "--concurrency", "4",
+           "--sft-config", "smollm2-135m-ci", "--train", "3", "--test", "2", "--max-steps", "8",
+           "--concurrency", "4",
            "--work", str(tmp_path / "work"), "--student", str(smollm2_dir), "--results", str(res_dir)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1700)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
