@@ -196,8 +196,8 @@ def start(
     """Start the server for `cfg`; with `wait`, return once /health answers 200.
 
     `build_model(path)` builds a missing model folder when the preset allows it
-    (`auto_build_tiny`); the CLI passes distill's tiny-model builder (serve/ does not
-    import distill/). Without it a missing folder is a ModelFolderError."""
+    (`auto_build_tiny`); the CLI passes distill's tiny-model builder, since serve/ never
+    depends on distill/. Without it a missing folder is a ModelFolderError."""
     run_dir = run_dir_for(cfg.name, run_root)
     if cfg.auto_build_tiny and build_model is not None and not cfg.model_path(models_dir).exists():
         build_model(cfg.model_path(models_dir))
