@@ -225,7 +225,8 @@ class Capability:
 
     @staticmethod
     def _cost(d: dict) -> int:
-        return len(d["text"].encode("utf-8", "surrogatepass")) if d.get("text") else 0 + 256
+        """Bytes an event adds to a reply: its inline text plus ~256 for the other fields."""
+        return (len(d["text"].encode("utf-8", "surrogatepass")) if d.get("text") else 0) + 256
 
     # ---- methods -------------------------------------------------------------------------
     def ping(self) -> str:
