@@ -57,7 +57,7 @@ def main() -> None:
     ap.add_argument("--spec", default="distill-v1", help="task-set spec (configs/tasks/SPEC.yaml)")
     ap.add_argument("--sft-config", default="smollm2-135m-cpu", help="configs/distill/NAME.yaml")
     ap.add_argument("--loop-config", default="smollm2", help="configs/loop/NAME.yaml (fits 8,192 positions)")
-    ap.add_argument("--train", type=int, default=100, help="teacher trajectories collected per train/dev split")
+    ap.add_argument("--train", type=int, default=240, help="teacher trajectories collected per train/dev split")
     ap.add_argument("--test", type=int, default=None, help="tasks per test split (default: all of them)")
     ap.add_argument("--max-steps", type=int, default=None, help="cap the SFT optimizer steps")
     ap.add_argument("--concurrency", type=int, default=8, help="tasks evaluated in parallel (vLLM batches them)")

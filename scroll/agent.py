@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 
 from .config import LoopConfig
 from .origin import Origin
-from .prompts import FINAL_PRELUDE, SYSTEM_PROMPT
+from .prompts import KERNEL_PRELUDE, SYSTEM_PROMPT
 from .view import Step, View, approx_tokens, chatml, prefix_reuse
 
 NO_CODE = ("Your reply had no ```python code block, so nothing ran. Reply with exactly one ```python block "
@@ -111,7 +111,7 @@ class Agent:
             self._kernel = Kernel(
                 self.log, self.session, memory_limit=self.cfg.memory_limit,
                 max_output_chars=self.cfg.max_output_chars, timeout=self.cfg.cell_timeout,
-                sandbox=True if self.cfg.sandbox else "off", prelude=FINAL_PRELUDE,
+                sandbox=True if self.cfg.sandbox else "off", prelude=KERNEL_PRELUDE,
                 capability=self.capability,
             )
         return self._kernel

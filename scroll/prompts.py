@@ -1,6 +1,8 @@
 """The system prompt: the rules of the environment and the `ms` API the model codes against."""
 from __future__ import annotations
 
+from pathlib import Path
+
 # Defined in the kernel at every start (not logged, not exposed): `final(answer)` ends the task.
 # The answer travels to the host through the capability (`ms.final`), never through the
 # printout, so no text in history can end a task by looking like an answer.
@@ -9,6 +11,11 @@ def final(answer):
     """End the task with this answer (converted to str)."""
     ms.final(str(answer))
 '''
+
+# The helpers of scroll/toolkit.py, defined in the kernel after `final` (one source of truth:
+# the host tests import the same file).
+TOOLKIT_SOURCE = (Path(__file__).with_name("toolkit.py")).read_text(encoding="utf-8")
+KERNEL_PRELUDE = FINAL_PRELUDE + "\n" + TOOLKIT_SOURCE
 
 SYSTEM_PROMPT = """You are an agent whose whole history lives in an append-only event log outside this prompt.
 You see only a bounded working view. You act by replying with ONE ```python code block; it runs in a persistent
@@ -23,6 +30,10 @@ The capability object `ms` (read-only toward history; every result carries its `
   ms.payload(handle) -> the full text of a payload (e.g. an output that was cut)
   ms.headlines() -> the index of steps evicted from your view (each with lo, hi): ms.expand(lo, hi) brings them back
   final(answer) -> ends the task with your answer
+Helpers over hits (a `cue` is a case-insensitive regex; each prints evidence and `ANSWER: ... | evidence seqs: [...]`):
+  latest(hits, cue) -> the Capitalised Name after the latest match     count_sessions(hits, cue) -> sessions with a match
+  date_of(hits, cue) -> date of the first match + today/yesterday      total(hits, cue) -> sum of amounts, `$` marks the amount
+  user_turns() -> every user turn of the history (no search)
 
 Rules:
 - LOCATE with ms.search, MATERIALIZE with ms.expand, COMPUTE in Python over resident variables, EXPOSE by printing

@@ -56,7 +56,7 @@ def test_export_loads_with_datasets_in_trl_prompt_completion_format(runs, tmp_pa
     assert row["prompt"][0]["role"] == "system" and row["prompt"][1]["content"].startswith("Task: ")
     assert row["prompt"][-1]["role"] == "user"
     assert row["completion"] == [{"role": "assistant", "content": row["completion"][0]["content"]}]
-    assert "[reference-policy step=1" in row["completion"][0]["content"]
+    assert row["completion"][0]["content"].startswith("HEADLINE: ") and "ms.search(" in row["completion"][0]["content"]
     # the meta file is line for line beside the data, and its sha is the prompt's
     data, meta = _read(out / "train.jsonl"), _read(out / "train.meta.jsonl")
     assert len(data) == len(meta)

@@ -13,6 +13,10 @@ from scroll.policies.harness import SimKernel, run_episode
 from scroll.tasks import build_demo_log
 
 
+def _plan(reply: str) -> str:
+    return reply.split(" | step ")[1].split(":")[1].split("|")[0].strip()
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     log, tasks = build_demo_log(tmp_path_factory.mktemp("demo") / "demo.db", seed=0)
@@ -43,8 +47,9 @@ def test_replies_have_one_code_block_and_the_protocol_shape(demo):
     c = policy.complete(msgs, max_tokens=512, temperature=0.0)
     assert c.backend == BACKEND == "reference-policy" and c.model == "reference-policy"
     assert c.finish_reason == "stop" and c.prompt_tokens > 0 and c.completion_tokens > 0
-    assert c.text.count("```python") == 1 and "[reference-policy step=1 plan=search]" in c.text
-    assert c.text.startswith("HEADLINE: ")
+    assert c.text.count("```python") == 1 and "| step 1: solve | next: " in c.text
+    assert c.text.startswith("HEADLINE: ") and "reference-policy" not in c.text  # labelled in the metadata
+    assert c.raw["plan"] == "solve"
     assert "ms.search(" in extract_code(c.text)
     d = policy.describe()
     assert d["backend"] == "reference-policy" and "not model results" in d["note"]
@@ -70,7 +75,8 @@ def test_error_exposure_is_retried_differently_once(demo):
         k = SimKernel(log, fail_first=1)
         ep = run_episode(ReferencePolicy(), log, task.question, kernel=k)
         assert "Error:" in ep.exposures[0] and "ConnectionError" in ep.exposures[0]
-        assert "plan=scan" in ep.replies[1] and "ms.search" not in extract_code(ep.replies[1])
+        assert "step 2: scan" in ep.replies[1] and "ms.search" not in extract_code(ep.replies[1])
+        assert "user_turns()" in extract_code(ep.replies[1])
         assert task.check(ep.answer), (ep.answer, ep.exposures)
         assert ep.steps == 3 and ep.exposure_tokens <= 0.01 * history_tokens
 
@@ -87,7 +93,7 @@ def test_persistent_failure_ends_with_best_effort(demo):
 
     ep = run_episode(ReferencePolicy(), log, tasks[0].question, kernel=Broken(log, record=False))
     assert ep.reason == "final" and ep.answer == "unknown" and ep.steps == 3
-    assert [r.split("plan=")[1].split("]")[0] for r in ep.replies] == ["search", "scan", "final"]
+    assert [_plan(r) for r in ep.replies] == ["solve", "scan", "final"]
 
 
 def test_compute_finding_nothing_is_retried_then_best_effort(demo):
@@ -95,8 +101,7 @@ def test_compute_finding_nothing_is_retried_then_best_effort(demo):
     ep = run_episode(ReferencePolicy(), log, "On what date did I adopt Zanzibar?",
                      kernel=SimKernel(log, record=False))
     assert ep.reason == "final" and ep.answer == "unknown"
-    plans = [r.split("plan=")[1].split("]")[0] for r in ep.replies]
-    assert plans == ["search", "compute", "scan", "final"]
+    assert [_plan(r) for r in ep.replies] == ["solve", "scan", "final"]
 
 
 def test_unknown_template_answers_unknown_at_once(demo):
@@ -146,11 +151,11 @@ def test_real_kernel_runs_the_policy(demo):
     """The policy's cells in the real persistent kernel (unsandboxed here: trusted code)."""
     from scroll.capability import Capability
     from scroll.kernel import Kernel
-    from scroll.prompts import FINAL_PRELUDE
+    from scroll.prompts import KERNEL_PRELUDE
 
     log, tasks, history_tokens = demo
     cap = Capability(log, sessions=None, own_session="policy-real-kernel")
-    with Kernel(log, "policy-real-kernel", sandbox="off", prelude=FINAL_PRELUDE, capability=cap) as k:
+    with Kernel(log, "policy-real-kernel", sandbox="off", prelude=KERNEL_PRELUDE, capability=cap) as k:
         for task in tasks:
             ep = run_episode(ReferencePolicy(), log, task.question, kernel=k)
             assert task.check(ep.answer), (task.question, ep.answer, ep.exposures)
@@ -169,9 +174,9 @@ def test_search_program_pages_past_the_k_limit(tmp_path):
         log.append_many([{"session": f"s{i // 50}", "role": "user", "text": f"went to the dentist, visit {i}"}
                          for i in range(n)])
         k = SimKernel(log, session="pager", record=False)
-        r = k.execute(Program("t", "count", "dentist visit", "dentist", "dentist").cell("search"))
+        r = k.execute(Program("t", "count_sessions", "dentist visit", "went to the dentist").cell("solve"))
         assert r.error is None, r.error
-        assert r.stdout.startswith(f"{n} user turns match"), r.stdout[:200]
+        assert r.stdout.startswith(f"{n} turns searched, {n // 50 + 1} sessions match"), r.stdout[:200]
 
 
 @pytest.mark.parametrize("seed,pool", [(21, "train"), (22, "test"), (23, "all")])
@@ -194,12 +199,12 @@ def test_name_programs_carry_the_question_words():
 
     p = match_program("How many times did I meet Greta for a bike ride?")
     assert p.name == "meet_friend" and "Greta" in p.query and "a bike ride" in p.query
-    assert "Greta" in p.pattern and "a\\ bike\\ ride" in p.pattern
-    code = p.cell("search") + p.cell("compute")
-    assert "Greta" in code and "bike" in code
+    assert "I met Greta for a bike ride" in p.cue
+    code = p.cell("solve") + p.cell("scan")
+    assert code.count("Greta") == 5 and "count_sessions(" in code
     p = match_program("Where does my grandma live now?")
-    assert p.name == "relative_city" and "grandma" in p.query and "grandma" in p.pattern
+    assert p.name == "relative_city" and "grandma" in p.query and "my grandma lives in" in p.cue
     p = match_program("On what date did I adopt Pistachio?")
-    assert p.name == "date_adopt" and "Pistachio" in p.query and "Pistachio" in p.pattern
+    assert p.name == "date_adopt" and "Pistachio" in p.query and p.cue == "adopted Pistachio"
     for q in ("How much did I spend on taxis in total?", "How much did I spend on groceries in total?"):
-        assert match_program(q).kind == "sum"
+        assert match_program(q).helper == "total"

@@ -71,7 +71,9 @@ class OutputCollector:
     def finish(self, put: Callable[[bytes], str]) -> Exposure:
         """Build the exposure; `put(bytes) -> handle` stores the full output when cut."""
         if self.chars <= self.max_chars and not self.overflow:
-            text = "".join(self.head)
+            # head holds the first head_cap chars, tail at least the last tail_cap: together all of it
+            rest = self.chars - self.head_len
+            text = "".join(self.head) + ("".join(self.tail)[-rest:] if rest > 0 else "")
             self.spool.close()
             return Exposure(text, self.chars, False, None, False)
         self.spool.seek(0)

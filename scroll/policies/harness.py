@@ -26,7 +26,7 @@ from typing import Any
 from scroll.capability import Capability
 from scroll.kernel.ms_client import Ms
 from scroll.origin import Origin
-from scroll.prompts import FINAL_PRELUDE
+from scroll.prompts import KERNEL_PRELUDE
 
 
 class LocalMs(Ms):
@@ -72,7 +72,7 @@ class SimKernel:
         ms = LocalMs(self.capability)
         self.ns["ms"] = _FlakyMs(ms, self) if fail_first else ms
         self.capability.begin_cell(None, replay=True)
-        exec(compile(FINAL_PRELUDE, "<prelude>", "exec"), self.ns)
+        exec(compile(KERNEL_PRELUDE, "<prelude>", "exec"), self.ns)
         self.capability.end_cell()
 
     def execute(self, code: str, timeout: float = 30) -> SimResult:

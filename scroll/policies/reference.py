@@ -2,23 +2,23 @@
 
 It speaks the LLM protocol the agent loop uses (`complete`, `count_tokens`,
 `token_counter_exact`, `describe`, `close`), and everything it produces is labelled
-`backend="reference-policy"` (Completion, describe(), and a `[reference-policy ...]` tag
-in every reply), so its results can never pass for a model's.
+`backend="reference-policy"` (Completion.backend/.model/.raw and describe(); the loop logs
+them with every reply), so its results can never pass for a model's. Its reply text is what
+a model should write (it is the distillation target): a HEADLINE line and ONE ```python block.
 
 It reads the chat the loop sends: the question from the first user message's
-`Task: <question>` line, its own earlier replies (their tags say which step and plan),
-and the latest exposure (the last user message: what the previous cell printed). Each
-reply is a HEADLINE line, a short thought and ONE ```python block:
+`Task: <question>` line, its own earlier replies (their HEADLINE says which step and plan),
+and the latest exposure (the last user message: what the previous cell printed):
 
-    step 1  search   ms.search (paged until the hits run out), print a compact summary
-    step 2  compute  filter the resident `hits`, ms.expand the evidence, print ANSWER: ...
-    step 3  final    final(<the printed answer>)
+    step 1  solve   hits = ms.search(<query>, k=None, role="user"); <helper>(hits, <cue>)
+    step 2  final   final(<the printed answer>)
 
-A step whose marker line is missing from the exposure (an error, a timeout, a cut
-output) or a compute that found nothing is retried ONCE differently (`scan`: no search,
-every user turn read with ms.expand); after that it submits its best answer so far, or
-"unknown". A question that matches no template gets final("unknown") at once, honestly.
-The programs (query, patterns, computation) live in scroll.policies.programs.
+A solve whose `ANSWER:` line is missing from the exposure (an error, a timeout, a cut
+output) or says "unknown" is retried ONCE differently (`scan`: no search, the helper over
+user_turns(), every user turn read with ms.expand); after that it submits its best answer
+so far, or "unknown". A question that matches no template gets final("unknown") at once.
+The programs (helper, query, cue) live in scroll.policies.programs; the helpers in
+scroll/toolkit.py.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from scroll.llm.base import Completion
 
 BACKEND = "reference-policy"
 VERSION = 1
-_TAG = re.compile(r"\[reference-policy step=(\d+) plan=(\w+)\]")
+_TAG = re.compile(r"^HEADLINE: .* \| step (\d+): (\w+) \| next: ", re.M)
 _TASK = re.compile(r"^\s*Task:\s*(.+?)\s*$", re.M)
 _ANSWER = re.compile(r"^ANSWER: (.*?) \| evidence seqs:", re.M)
 _FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
@@ -103,25 +103,19 @@ class ReferencePolicy:
         """(reply text, plan) for the next step, from the messages alone (stateless)."""
         question = self._question(messages)
         if question is None:
-            return self._say(1, "unknown", "?", "No `Task:` line in the conversation, so there is no question "
-                             "to answer.", 'print("reference policy: no Task: line found")\nfinal("unknown")'), "unknown"
+            return self._say(1, "unknown", "?", 'print("no Task: line found")\nfinal("unknown")'), "unknown"
         prog = match_program(question)
         step, plan, exposure, history = self._state(messages)
         if prog is None:
             if plan is None:
                 return self._say(1, "unknown", question,
-                                 "This question matches none of my templates; I answer honestly that I don't know.",
                                  'print("reference policy: no program for this question template")\nfinal("unknown")'), "unknown"
             return self._no_code(step + 1, "unknown"), "done"
         answer = self._answer(exposure)
         if plan is None:
-            nxt = "search"
-        elif plan == "search":
-            nxt = "compute" if "== search ok" in exposure else "scan"
-        elif plan == "compute":
+            nxt = "solve"
+        elif plan in ("solve", "scan"):
             nxt = "final" if answer not in (None, "unknown") else "scan"
-        elif plan == "scan":
-            nxt = "final"
         elif plan == "final" and "final" not in history[:-1]:
             nxt = "final"  # the final cell failed once: submit again
         else:
@@ -131,19 +125,8 @@ class ReferencePolicy:
         step += 1
         if nxt == "final":
             best = answer if answer not in (None, "unknown") else self._best_answer(messages)
-            why = ("the previous cell printed the answer" if answer not in (None, "unknown")
-                   else "my retry did not give a clean answer, so I submit my best one")
-            code = f"final({best!r})"
-            return self._say(step, "final", question, f"Submit: {why}: {best!r}.", code), "final"
-        thought = {
-            "search": f"Locate the user's own statements with ms.search({prog.query!r}); print only counts and "
-                      f"short snippets, keep the hits resident.",
-            "compute": f"Filter the resident hits with the {prog.kind} pattern, re-read the evidence with "
-                       f"ms.expand, compute and print the answer with its seqs.",
-            "scan": "The last cell did not finish cleanly (or found nothing); retry without search: read every "
-                    "user turn with ms.expand and compute again.",
-        }[nxt]
-        return self._say(step, nxt, question, thought, prog.cell(nxt)), nxt
+            return self._say(step, "final", question, f"final({best!r})"), "final"
+        return self._say(step, nxt, question, prog.cell(nxt)), nxt
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -186,15 +169,12 @@ class ReferencePolicy:
         return best
 
     @staticmethod
-    def _say(step: int, plan: str, question: str, thought: str, code: str) -> str:
-        nxt = {"search": "filter and compute", "compute": "submit the answer", "scan": "submit the answer",
-               "final": "done", "unknown": "done"}.get(plan, "done")
+    def _say(step: int, plan: str, question: str, code: str) -> str:
+        nxt = {"solve": "submit the answer", "scan": "submit the answer", "final": "done",
+               "unknown": "done"}.get(plan, "done")
         q = " ".join(question.split())[:80]
-        return (f"HEADLINE: {q} | step {step}: {plan} | next: {nxt}\n"
-                f"[reference-policy step={step} plan={plan}] {thought}\n\n```python\n{code}\n```\n")
+        return f"HEADLINE: {q} | step {step}: {plan} | next: {nxt}\n```python\n{code}\n```\n"
 
     @staticmethod
     def _no_code(step: int, plan: str) -> str:
-        return (f"[reference-policy step={step} plan={plan}] I have already submitted my answer; "
-                f"there is nothing more for me to do.")
-
+        return f"HEADLINE: done | step {step}: {plan} | next: nothing\nI have already submitted my answer."
