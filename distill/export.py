@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from scroll.prompts import TOOLKIT_SOURCE
 from scroll.provenance import git_sha
 from scroll.runner import RUNNER_ERROR, RunRecord, load_records
 
@@ -45,6 +46,8 @@ FINAL_STUB = ("# scroll export: `final` ended the task in the agent's kernel; he
               "def final(answer):\n"
               "    global FINAL_ANSWER\n"
               "    FINAL_ANSWER = str(answer)\n")
+# the rest of the loop's kernel prelude: the helpers a cell may call (scroll/toolkit.py)
+PRELUDE_STUB = FINAL_STUB + "\n" + TOOLKIT_SOURCE
 
 
 class TokenCounter:
@@ -119,13 +122,14 @@ def _source_runs(run_dirs: Iterable[Path]) -> list[dict]:
 
 
 def _add_final_stub(path: Path) -> None:
-    """Insert the `final` stub after the setup cell (the loop's prelude is not logged as a cell)."""
+    """Insert the prelude (the `final` stub + the toolkit) after the setup cell (the loop's
+    prelude is not logged as a cell)."""
     import nbformat
     import nbformat.v4 as nbf
 
     nb = nbformat.read(str(path), as_version=4)
     at = 1 if nb.cells and "scroll-setup" in (nb.cells[0].metadata.get("tags") or []) else 0
-    nb.cells.insert(at, nbf.new_code_cell(FINAL_STUB, metadata={"tags": ["scroll-final-stub"]}))
+    nb.cells.insert(at, nbf.new_code_cell(PRELUDE_STUB, metadata={"tags": ["scroll-final-stub"]}))
     nbformat.validate(nb)
     nbformat.write(nb, str(path))
 

@@ -24,6 +24,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -33,19 +34,33 @@ TEST_SPLITS = ("test_unseen", "test_paraphrase", "test_heldout_kind")
 
 
 def sh(step: str, args: list[str], log_dir: Path, timings: dict) -> dict | None:
-    """Run one `scroll` command (JSON on stdout, progress on stderr to a log); its JSON."""
+    """Run one `scroll` command: its progress (stderr) shown here AND kept in LOG_DIR/STEP.stderr;
+    returns its JSON result (stdout)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     print(f"\n== {step}: scroll {' '.join(args)}", flush=True)
     t0 = time.time()
-    with open(log_dir / f"{step}.stderr", "w") as err:
-        p = subprocess.run([SCROLL, *args], stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+    p = subprocess.Popen([SCROLL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+
+    def tee() -> None:
+        with open(log_dir / f"{step}.stderr", "wb") as err:
+            while chunk := p.stderr.read1(65536):
+                err.write(chunk)
+                err.flush()
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.buffer.flush()
+
+    pump = threading.Thread(target=tee, daemon=True)
+    pump.start()
+    out = p.stdout.read().decode("utf-8", "replace")
+    p.wait()
+    pump.join()
     timings[step] = round(time.time() - t0, 1)
     if p.returncode != 0:
-        tail = (log_dir / f"{step}.stderr").read_text()[-2000:]
-        sys.exit(f"step {step} failed (exit {p.returncode}):\n{p.stdout[-2000:]}\n{tail}")
+        sys.exit(f"step {step} failed (exit {p.returncode}); its progress and errors are in "
+                 f"{log_dir / (step + '.stderr')}\n{out[-2000:]}")
     print(f"   done in {timings[step]} s", flush=True)
     try:
-        return json.loads(p.stdout)
+        return json.loads(out)
     except ValueError:
         return None
 

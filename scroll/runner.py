@@ -343,13 +343,18 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
 
 
 class _Progress:
-    """A rich progress bar on stderr: done/total, correct so far, ETA (or nothing)."""
+    """Progress on stderr: a rich bar (done/total, correct so far, ETA) on a terminal; plain
+    lines every 30 s and at the end otherwise (a log file, a parent that tees it)."""
 
     def __init__(self, label: str, total: int, enabled: bool):
+        import sys
+
         self.enabled = enabled and total > 0
-        self.total = total
+        self.label, self.total = label, total
         self._p = None
-        if self.enabled:
+        self._t0 = self._last = time.monotonic()
+        self._plain = self.enabled and not sys.stderr.isatty()
+        if self.enabled and not self._plain:
             from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
@@ -371,6 +376,14 @@ class _Progress:
     def advance(self, done: int, correct: int) -> None:
         if self._p is not None:
             self._p.update(self._task, completed=done, correct=f"{correct}/{done}")
+        elif self._plain and (done >= self.total or time.monotonic() - self._last >= 30):
+            import sys
+
+            self._last = now = time.monotonic()
+            el = now - self._t0
+            eta = el / done * (self.total - done) if done else 0.0
+            print(f"{self.label}: {done}/{self.total} done, correct {correct}/{done}, {el:.0f} s elapsed, "
+                  f"ETA {eta:.0f} s", file=sys.stderr, flush=True)
 
 
 class Serialized:

@@ -106,7 +106,7 @@ def test_a_tampered_reply_is_refused_as_a_mismatch(runs, tmp_path):
     old = str(runs["tmp"])
     text = (runs["teacher"] / "runs.jsonl").read_text().replace(old, str(work))
     (work / "teacher" / "runs.jsonl").write_text(text)
-    rec = next(r for r in load_records(work / "teacher") if r.steps == 3)
+    rec = next(r for r in load_records(work / "teacher") if r.steps == 2)
     with EventLog(rec.db, readonly=True) as log:
         first_reply = next(e for e in log.events(session=rec.session) if e.kind == "message" and e.role == "assistant")
     con = sqlite3.connect(rec.db)  # past the log's guards: drop the no-update trigger and edit a reply
@@ -115,14 +115,14 @@ def test_a_tampered_reply_is_refused_as_a_mismatch(runs, tmp_path):
     con.commit()
     con.close()
     rep = export_runs([work / "teacher"], tmp_path / "sft", notebooks=False)
-    # step 1's prompt is intact; steps 2 and 3 were shown the original reply, not the edited one
+    # step 1's prompt is intact; step 2 was shown the original reply, not the edited one
     mism = [m for m in rep["mismatched_steps"] if m["session"] == rec.session]
-    assert [m["step"] for m in mism] == [2, 3] and rep["mismatches"] == 2
+    assert [m["step"] for m in mism] == [2] and rep["mismatches"] == 1
     pm = {x["name"]: x for x in rep["filters"]}["prompt_match"]
-    assert pm["dropped"] == 2
+    assert pm["dropped"] == 1
     meta = [m for f in ("train", "dev") for m in _read(tmp_path / "sft" / f"{f}.meta.jsonl")]
     assert [m["step"] for m in meta if m["session"] == rec.session] == [1]
-    assert rep["exported_steps"] == sum(r.steps for r in load_records(work / "teacher")) - 2
+    assert rep["exported_steps"] == sum(r.steps for r in load_records(work / "teacher")) - 1
 
 
 def test_exported_notebook_replays_in_nbclient(runs, tmp_path):
@@ -132,7 +132,7 @@ def test_exported_notebook_replays_in_nbclient(runs, tmp_path):
     rep = export_runs([runs["teacher"]], tmp_path / "sft")
     assert len(rep["notebooks"]) == rep["exported_trajectories"]
     info = rep["notebooks"][0]
-    assert info["path"] and info["cells"] == 3
+    assert info["path"] and info["cells"] == 2
     nb = nbformat.read(info["path"], as_version=4)
 
     def streams(nb):

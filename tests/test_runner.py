@@ -66,7 +66,7 @@ def test_reference_teacher_order_records_and_resume(tmp_path):
     assert len(first) == 5 and {d["task_id"] for d in first} == {r.task_id for r in refs}
     r0 = recs[0]
     assert r0.backend["backend"] == "reference-policy" and r0.model == "reference-policy" and r0.label == "teacher"
-    assert r0.steps == 3 and r0.code_cells == 3 and r0.executable_cells == 3 and r0.executable_cell_rate == 1.0
+    assert r0.steps == 2 and r0.code_cells == 2 and r0.executable_cells == 2 and r0.executable_cell_rate == 1.0
     assert r0.exposure_tokens > 0 and r0.prompt_tokens > 0 and r0.completion_tokens > 0 and r0.wall_s > 0
     assert r0.session.startswith("run-") and r0.split == "train" and r0.kind and r0.family
     # each task ran on its own snapshot; the task set's log was never written

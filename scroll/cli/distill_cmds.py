@@ -144,7 +144,7 @@ def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency,
     t0 = time.perf_counter()
     try:
         recs = run_tasks(refs, make, cfg, out, concurrency=concurrency, label=label, resume=resume,
-                         progress=not as_json)
+                         progress=True)  # on stderr, with or without --json
     except (ValueError, OSError) as e:
         fail(str(e), as_json=as_json)
     summary = _summary(recs, label, out, time.perf_counter() - t0)

@@ -64,12 +64,10 @@ def register_sft(distill_app: typer.Typer) -> None:
             fail(str(e), as_json=as_json)
         from rich.console import Console
 
-        err = Console(stderr=True)
-        progress = None if as_json else _progress_printer(err)
-        if not as_json:
-            err.print(f"[bold cyan]sft[/] config {json.dumps(cfg.to_dict())}", highlight=False)
+        err = Console(stderr=True)  # progress goes to stderr, with or without --json (stdout: the result)
+        err.print(f"[bold cyan]sft[/] config {json.dumps(cfg.to_dict())}", highlight=False)
         try:
-            result = train(cfg, progress=progress, show_bar=not as_json)
+            result = train(cfg, progress=_progress_printer(err), show_bar=True)
         except ConfigError as e:
             fail(str(e), as_json=as_json)
         except ImportError as e:
