@@ -1,0 +1,32 @@
+"""Context managers behind one contract (`base.Manager`), so a benchmark compares them on the
+same backbone by changing one name:
+
+* `truncate`    - the newest turns that fit, one call (`truncate.TruncateManager`)
+* `rag`         - top-k BM25 turns in time order, one call (`rag.RagManager`)
+* `lcm-context` - LCM's summary DAG context, one answer call (`lcm_context.LcmContextManager`)
+
+    make_manager("rag", k=30).answer(log, question, sessions=granted, llm=llm, budget=Budget(8192))
+
+Modules load lazily: importing this package loads nothing but the registry.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+MANAGERS = {
+    "truncate": ("scroll.managers.truncate", "TruncateManager"),
+    "rag": ("scroll.managers.rag", "RagManager"),
+    "lcm-context": ("scroll.managers.lcm_context", "LcmContextManager"),
+}
+
+
+def make_manager(name: str, **options: Any) -> Any:
+    """The manager called `name`, built with `options` (its dataclass fields)."""
+    if name not in MANAGERS:
+        raise ValueError(f"unknown context manager {name!r}; known: {sorted(MANAGERS)}")
+    module, cls = MANAGERS[name]
+    return getattr(importlib.import_module(module), cls)(**options)
+
+
+__all__ = ["MANAGERS", "make_manager"]

@@ -1,0 +1,81 @@
+"""LCM without a loop: build the summary DAG of the granted history, answer from its context.
+
+    LcmContextManager().answer(log, question, sessions=granted, llm=llm, budget=Budget(8192, 256))
+
+The DAG (`scroll.lcm.SummaryDag`) is built with the same backbone and window: its active
+context (summary nodes for older turns, raw recent turns) is given `context_tokens` = what
+the budget leaves after the answer scaffold and the question, so the answer call fits.
+Then ONE answer call. The build is resumable (`<log>.lcm.db`): a second question over the
+same history reuses every node, and `detail["dag_usage"]` reports what the nodes in use
+cost when they were made, so a report can charge the build once or per question.
+
+This is the "LCM context" baseline. LCM proper is an agent loop whose tools are grep /
+describe / expand_query over this DAG (scroll.lcm.tools); that needs scroll/agent.py.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..lcm.config import LcmConfig
+from ..lcm.dag import SummaryDag
+from ..lcm.store import DagStore
+from ..lcm.summarize import Usage
+from .base import Answer, Budget, complete, context_room, fit_blocks, make_answer
+
+
+@dataclass
+class LcmContextManager:
+    options: dict = field(default_factory=dict)   # LcmConfig fields (context_tokens and window come from the budget)
+    store_path: str | None = None                  # default: <log>.lcm.db
+    name: str = "lcm-context"
+
+    def __post_init__(self) -> None:
+        bad = {"context_tokens", "window"} & set(self.options)
+        if bad:
+            raise ValueError(f"lcm-context: {sorted(bad)} come from the budget, not options")
+
+    def config(self, llm: Any, budget: Budget, question: str, question_date: str | None = None) -> LcmConfig:
+        """The DAG's settings for this budget: the context gets what the answer prompt leaves;
+        sizes default to LCM's reference values (600 / 900 / 512 / 2000 at an 8k window),
+        scaled down for smaller windows; `options` override them."""
+        room = context_room(llm, budget, question, question_date, summaries=True)
+        w = budget.context_window
+        sizes = dict(leaf_target=min(600, w // 8), condensed_target=min(900, w // 6),
+                     truncate_tokens=min(512, w // 10), leaf_chunk_tokens=min(2000, max(64, w // 3)))
+        return LcmConfig(context_tokens=room, window=w, **{**sizes, **self.options})
+
+    def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
+               question_date: str | None = None) -> Answer:
+        t0, usage = time.perf_counter(), Usage()
+        cfg = self.config(llm, budget, question, question_date)
+        store = DagStore.for_log(log, Path(self.store_path) if self.store_path else None)
+        try:
+            dag = SummaryDag(log, sessions, config=cfg, store=store)
+            report = dag.build(llm)
+            usage.add(report.usage)
+            context = dag.context()
+            nodes = dag.reachable()
+        finally:
+            store.close()
+        blocks = [text for _, text in context]
+        newest_first = list(range(len(blocks) - 1, -1, -1))
+        shown, messages = fit_blocks(llm, budget, blocks, newest_first, question, question_date, summaries=True)
+        text = complete(llm, messages, budget, usage)
+        dag_usage = Usage()
+        for n in nodes.values():
+            dag_usage.calls += n.usage.get("calls", 0)
+            dag_usage.prompt_tokens += n.usage.get("prompt_tokens", 0)
+            dag_usage.completion_tokens += n.usage.get("completion_tokens", 0)
+        items = [context[i][0] for i in shown]
+        return make_answer(text, usage, t0, self.name, build=report.to_dict(), dag_usage=dag_usage.to_dict(),
+                           shown_items=len(items), dropped_items=len(blocks) - len(items),
+                           shown_nodes=[it.ref for it in items if it.kind == "node"],
+                           shown_seqs=[it.ref for it in items if it.kind == "event"],
+                           nodes=len(nodes), context_tokens=cfg.context_tokens,
+                           prompt_counted=llm.count_tokens(messages))
+
+
+__all__ = ["LcmContextManager"]
