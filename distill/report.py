@@ -18,34 +18,17 @@ and library versions.
 from __future__ import annotations
 
 import json
-import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 from scroll.provenance import git_sha, machine, versions
 from scroll.runner import RUNNER_ERROR, RunRecord, load_records
+from scroll.stats import wilson
 
-Z95 = 1.959963984540054          # the 97.5 % normal quantile
 SPLIT_ORDER = ("test_unseen", "test_paraphrase", "test_heldout_kind")
 MIN_GAP = 0.10                   # teacher - untrained below this: gap_closed is null
 VERSION_PACKAGES = ("scroll-agent", "torch", "transformers", "trl", "peft", "datasets", "vllm", "accelerate")
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """The Wilson score interval of k successes in n trials (None for n == 0)."""
-    if n <= 0:
-        return None
-    if not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    p = k / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    center = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    lo = 0.0 if k == 0 else max(0.0, center - half)
-    hi = 1.0 if k == n else min(1.0, center + half)
-    return lo, hi
 
 
 def gap_closed(trained: float | None, untrained: float | None, teacher: float | None,

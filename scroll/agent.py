@@ -89,8 +89,14 @@ class RunResult:
 
 class Agent:
     def __init__(self, log, llm, config: LoopConfig | None = None, *, session: str,
-                 kernel=None, on_step: Callable[[StepRecord, str, str], None] | None = None):
+                 kernel=None, on_step: Callable[[StepRecord, str, str], None] | None = None,
+                 system_prompt: str | None = None):
+        """`kernel`: any executor with the kernel's `execute(code, timeout)` (default: the
+        sandboxed Kernel with `ms` and the toolkit); `system_prompt`: the rules the model
+        gets (default: scroll.prompts.SYSTEM_PROMPT; another executor needs its own, e.g.
+        the LCM baseline's tool cells). A custom prompt is logged with the task."""
         self.log, self.llm, self.cfg, self.session = log, llm, config or LoopConfig(), session
+        self.system_prompt = system_prompt or SYSTEM_PROMPT
         self.on_step = on_step
         count = getattr(llm, "count_tokens", None)
         self.count = count if callable(count) else approx_tokens
@@ -209,16 +215,18 @@ class Agent:
         if opened is not None:
             task = opened[0].text
             granted = opened[0].meta.get("sessions")
+            self.system_prompt = opened[0].meta.get("system_prompt") or self.system_prompt
         elif task is None:
             raise ValueError("run() needs a task")
         else:
             granted = self._scope(sessions)
             self._append("user", "task", task,
                          {**(meta or {}), "backend": backend, "config": cfg.to_dict(), "sessions": granted,
-                          "token_counter": "exact" if self.exact else "approximate"},
+                          "token_counter": "exact" if self.exact else "approximate",
+                          **({"system_prompt": self.system_prompt} if self.system_prompt != SYSTEM_PROMPT else {})},
                          origin=Origin.parse(task_origin))
         self.capability.set_scope(granted)
-        self.view = View(system=SYSTEM_PROMPT, task=task, count=self._safe_count, exact=self.exact,
+        self.view = View(system=self.system_prompt, task=task, count=self._safe_count, exact=self.exact,
                          soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget)
         self.view.index.tier_cap = cfg.tier_cap
         done = self._rebuild_view(opened[1]) if opened is not None else 0
@@ -352,7 +360,7 @@ def step_prompts(log, session: str, count: Callable[[str], int] = approx_tokens)
             continue
         cfg = LoopConfig(**{k: v for k, v in (t.meta.get("config") or {}).items()
                             if k in LoopConfig.__dataclass_fields__})
-        view = View(system=SYSTEM_PROMPT, task=t.text, count=count,
+        view = View(system=t.meta.get("system_prompt") or SYSTEM_PROMPT, task=t.text, count=count,
                     exact=t.meta.get("token_counter") == "exact",
                     soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget)
         view.index.tier_cap = cfg.tier_cap

@@ -71,6 +71,7 @@ class RunRecord:
     started: float = 0.0             # epoch seconds (overlap checks, throughput)
     finished: float = 0.0
     question: str = ""
+    manager: str = "scroll"          # the context manager that answered (scroll.managers)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -154,13 +155,14 @@ def _sum_or_none(values: Iterable[int | None]) -> int | None:
 
 
 def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None,
-            snapshot_dir: Path | None = None) -> RunRecord:
+            snapshot_dir: Path | None = None, manager=None, budget=None) -> RunRecord:
     """Run one task through the real loop on its own EventLog handle and kernel; judge it here.
 
     With `snapshot_dir`, the task runs on a fresh snapshot of its history log there
     (`<task_id>.db`), so the shared task-set logs never change: BM25 statistics, and so
     every later run's rankings, stay what they were (reruns are reproducible). The record's
-    `db` names the log the run was written to."""
+    `db` names the log the run was written to. `manager` (a scroll.managers manager other
+    than the loop, with its `budget`) answers instead of the loop: same snapshot, same judge."""
     from .agent import Agent
     from .events import EventLog
 
@@ -182,10 +184,14 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
         if snapshot_dir is not None:
             _fresh_snapshot(Path(ref.db), db)
         with EventLog(db) as log:
+            if manager is not None:
+                # the question and the granted history only: no ids, no labels, no meta
+                ans = manager.answer(log, task.question, sessions=list(ref.sessions), llm=llm, budget=budget)
+                return _manager_record(base, task, ans, started, t0)
             with Agent(log, llm, cfg, session=session) as agent:
                 # the question and the granted history only: no ids, no labels, no meta
                 res = agent.run(task.question, sessions=list(ref.sessions))
-    except Exception as e:  # noqa: BLE001 - the sandbox refused, the log is locked, ...
+    except Exception as e:  # noqa: BLE001 - the sandbox refused, the log is locked, the backend failed, ...
         return RunRecord(**base, answer=None, correct=False, reason=RUNNER_ERROR, steps=0, code_cells=0,
                          executable_cells=0, executable_cell_rate=None, exposure_tokens=0, prompt_tokens=None,
                          completion_tokens=None, wall_s=round(time.perf_counter() - t0, 4),
@@ -201,6 +207,20 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
         prompt_tokens=_sum_or_none(s.prompt_tokens for s in steps),
         completion_tokens=_sum_or_none(s.completion_tokens for s in steps),
         wall_s=round(time.perf_counter() - t0, 4), error=res.error, started=started, finished=time.time())
+
+
+def _manager_record(base: dict, task, ans, started: float, t0: float) -> RunRecord:
+    """A record for a manager's Answer: calls count as steps; tool cells as code cells."""
+    d = ans.detail or {}
+    cells, errors = int(d.get("code_cells", 0)), int(d.get("cell_errors", 0))
+    base = {**base, "session": d.get("session", base["session"])}
+    return RunRecord(**base, manager=ans.manager, answer=ans.text, correct=bool(ans.text and task.check(ans.text)),
+                     reason=str(d.get("reason", "answered")), steps=ans.calls, code_cells=cells,
+                     executable_cells=cells - errors,
+                     executable_cell_rate=round((cells - errors) / ans.calls, 6) if ans.calls and cells else None,
+                     exposure_tokens=0, prompt_tokens=ans.prompt_tokens, completion_tokens=ans.completion_tokens,
+                     wall_s=round(time.perf_counter() - t0, 4), error=d.get("error"), started=started,
+                     finished=time.time())
 
 
 def _fresh_snapshot(src: Path, dest: Path) -> None:
@@ -275,13 +295,16 @@ def _write_meta(out_dir: Path, entry: dict) -> None:
 
 def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir: str | os.PathLike, *,
               concurrency: int = 2, label: str, resume: bool = True, progress: bool = True,
-              snapshot: bool = True,
+              snapshot: bool = True, manager=None, budget=None,
               on_record: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
     """Run `refs` (TaskRefs) through the loop, `concurrency` at a time; append each record to
     `out_dir/runs.jsonl` as it finishes. Returns one record per ref, in the order of `refs`
     (records from an earlier run for the skipped ones when `resume`). `snapshot` (default):
     every task runs on its own copy of its history log under `out_dir/logs/`, so the
-    task set's logs are never written."""
+    task set's logs are never written. `manager` + `budget`: a baseline context manager
+    (scroll.managers) answers each task instead of the loop."""
+    if (manager is None) != (budget is None):
+        raise ValueError("a manager needs its budget (scroll.managers.base.Budget), and only a manager does")
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     if not label or not label.strip():
@@ -301,6 +324,7 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
     appender = JsonlAppender(out / RUNS_FILE)
     backends = _Backends(make_llm)
     inv = {"id": uuid.uuid4().hex[:12], "label": label, "backend": None, "loop_config": cfg.to_dict(),
+           "manager": getattr(manager, "name", "scroll"), "budget": asdict(budget) if budget is not None else None,
            "git_sha": git_sha(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "finished": None, "tasks": len(refs), "skipped": len(refs) - len(todo), "ran": 0,
            "concurrency": concurrency}
@@ -311,7 +335,8 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
     bar = _Progress(label, len(todo), enabled=progress)
 
     def work(ref) -> RunRecord:
-        rec = run_one(ref, backends.get(), cfg, label=label, snapshot_dir=out / "logs" if snapshot else None)
+        rec = run_one(ref, backends.get(), cfg, label=label, snapshot_dir=out / "logs" if snapshot else None,
+                      manager=manager, budget=budget)
         appender.append(rec.to_dict())
         with lock:
             results[ref.task_id] = rec

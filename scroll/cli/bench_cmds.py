@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
+from pathlib import Path
+from typing import List, Optional
 
 import typer
 
-bench_app = typer.Typer(help="Benchmarks (search speed and retrieval quality vs SQLite FTS5).",
+bench_app = typer.Typer(help="Benchmarks: context managers on task sets, search speed and retrieval quality.",
                         no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 
@@ -118,6 +119,95 @@ def tune_cmd(
         return
     report.console_print(tune.table(res))
     print(f"recommended on generated data: {res['recommended']}")
+
+
+MANAGER_HELP = ("Context manager: scroll (the agent loop), truncate (newest turns, one call), rag (top-k BM25 "
+                "turns, one call), lcm (LCM's tool loop over its summary DAG), lcm-context (the DAG's context, "
+                "one call).")
+
+
+@bench_app.command("run")
+def run_cmd(
+    taskset: Path = typer.Option(..., "--taskset", help="A task set folder (scroll tasks build)."),
+    split: List[str] = typer.Option(..., "--split", help="Split(s) to run (repeatable)."),
+    manager: str = typer.Option("scroll", "--manager", "-m", help=MANAGER_HELP),
+    model_url: Optional[str] = typer.Option(None, "--model-url", help="OpenAI-compatible server URL(s), comma-separated."),
+    llm: Optional[str] = typer.Option(None, "--llm", help="LLM config name/path (configs/llm/NAME.yaml)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name on the server."),
+    teacher: Optional[str] = typer.Option(None, "--teacher", help="`reference`: the reference policy "
+                                          "(scroll manager only; a program writer, NOT a model)."),
+    window: int = typer.Option(8192, "--window", min=512, help="The backbone's context window (tokens): the "
+                               "one budget every manager gets."),
+    max_new_tokens: int = typer.Option(200, "--max-new-tokens", min=1, help="Tokens per model reply."),
+    loop: Optional[str] = typer.Option(None, "--loop-config", help="Loop config (steps, timeouts, sandbox) for "
+                                       "scroll/lcm; its budgets are replaced by --window."),
+    out: Path = typer.Option(..., "--out", help="Output folder (runs.jsonl, resumable)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Tasks per split (first N)."),
+    concurrency: int = typer.Option(2, "--concurrency", min=1, help="Tasks in parallel."),
+    label: Optional[str] = typer.Option(None, "--label", help="Who answers, in the records [default: the manager]."),
+    as_json: bool = typer.Option(False, "--json", help="Print only the summary JSON on stdout."),
+) -> None:
+    """Answer a task set's questions with one context manager on one backbone, judged host-side
+    by each task's checker; one record per task in OUT/runs.jsonl (a rerun skips done tasks)."""
+    from scroll.cli.common import emit_json, fail
+    from scroll.cli.distill_cmds import _backend_factory, _refs, _summary
+    from scroll.managers import MANAGERS, make_manager
+    from scroll.managers.base import Budget
+    from scroll.managers.loop import ScrollManager
+    from scroll.runner import run_tasks
+
+    try:
+        if manager not in MANAGERS:
+            raise ValueError(f"--manager {manager!r}: known: {', '.join(MANAGERS)}")
+        if teacher and manager != "scroll":
+            raise ValueError("--teacher reference writes kernel programs: only with --manager scroll")
+        budget = Budget(context_window=window, max_new_tokens=max_new_tokens)
+        cfg = ScrollManager(loop=loop).config(budget)  # the loop's view budget = the manager's Budget
+        make, _ = _backend_factory(teacher, model_url, llm, model)
+        refs = _refs(taskset, split, limit)
+        mgr = None if manager == "scroll" else make_manager(manager, **({"loop": loop} if manager == "lcm" else {}))
+    except (ValueError, OSError) as e:
+        fail(str(e), as_json=as_json)
+    import time
+
+    t0 = time.perf_counter()
+    try:
+        recs = run_tasks(refs, make, cfg, out, concurrency=concurrency, label=label or manager, progress=True,
+                         manager=mgr, budget=budget if mgr is not None else None)
+    except (ValueError, OSError) as e:
+        fail(str(e), as_json=as_json)
+    summary = {**_summary(recs, label or manager, out, time.perf_counter() - t0), "manager": manager,
+               "budget": {"window": window, "max_new_tokens": max_new_tokens}}
+    if as_json:
+        emit_json(summary)
+        return
+    for name, sp in summary["splits"].items():
+        typer.echo(f"{manager} · {name}: {sp['correct']}/{sp['tasks']} correct, mean steps {sp['mean_steps']:.2f}, "
+                   f"runner errors {sp['runner_errors']}")
+    typer.echo(f"records: {summary['runs']}")
+
+
+@bench_app.command("report")
+def report_cmd(
+    runs: List[Path] = typer.Argument(..., help="`scroll bench run --out` folders (or runs.jsonl files)."),
+    out: Path = typer.Option(..., "--out", help="Result JSON (e.g. results/bench/NAME.json)."),
+    md: Optional[Path] = typer.Option(None, "--md", help="Also write the markdown table here."),
+    png: Optional[Path] = typer.Option(None, "--png", help="Also plot accuracy per category per manager here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result JSON on stdout."),
+) -> None:
+    """The managers side by side (accuracy per category, tokens and time per question), recomputed
+    from the records; refuses records from more than one backbone model."""
+    from scroll.bench.table import to_markdown, write_table
+    from scroll.cli.common import emit_json, fail
+
+    try:
+        rep = write_table(runs, out, md=md, png=png)
+    except (ValueError, OSError) as e:
+        fail(str(e), as_json=as_json)
+    if as_json:
+        emit_json(rep)
+        return
+    typer.echo(to_markdown(rep))
 
 
 def register(app: typer.Typer) -> None:

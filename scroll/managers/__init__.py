@@ -1,8 +1,10 @@
 """Context managers behind one contract (`base.Manager`), so a benchmark compares them on the
 same backbone by changing one name:
 
+* `scroll`      - the full system: the agent loop, kernel, `ms`, eviction (`loop.ScrollManager`)
 * `truncate`    - the newest turns that fit, one call (`truncate.TruncateManager`)
 * `rag`         - top-k BM25 turns in time order, one call (`rag.RagManager`)
+* `lcm`         - LCM's loop: its tools over the summary DAG, then final (`lcm_loop.LcmLoopManager`)
 * `lcm-context` - LCM's summary DAG context, one answer call (`lcm_context.LcmContextManager`)
 
     make_manager("rag", k=30).answer(log, question, sessions=granted, llm=llm, budget=Budget(8192))
@@ -15,8 +17,10 @@ import importlib
 from typing import Any
 
 MANAGERS = {
+    "scroll": ("scroll.managers.loop", "ScrollManager"),
     "truncate": ("scroll.managers.truncate", "TruncateManager"),
     "rag": ("scroll.managers.rag", "RagManager"),
+    "lcm": ("scroll.managers.lcm_loop", "LcmLoopManager"),
     "lcm-context": ("scroll.managers.lcm_context", "LcmContextManager"),
 }
 

