@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 from .config import LoopConfig
 from .origin import Origin
 from .prompts import KERNEL_PRELUDE, SYSTEM_PROMPT
-from .view import Step, View, approx_tokens, chatml, prefix_reuse
+from .view import Step, View, approx_tokens, chatml, history_preamble, prefix_reuse
 
 NO_CODE = ("Your reply had no ```python code block, so nothing ran. Reply with exactly one ```python block "
            "(use print() to see results, final(answer) to finish).")
@@ -118,7 +118,7 @@ class Agent:
                 self.log, self.session, memory_limit=self.cfg.memory_limit,
                 max_output_chars=self.cfg.max_output_chars, timeout=self.cfg.cell_timeout,
                 sandbox=True if self.cfg.sandbox else "off", prelude=KERNEL_PRELUDE,
-                capability=self.capability,
+                capability=self.capability, stateless=not self.cfg.persistent_kernel,
             )
         return self._kernel
 
@@ -185,6 +185,12 @@ class Agent:
                 self.count, self.exact = approx_tokens, False
             return approx_tokens(x)
 
+    def _preamble(self, granted: list[str] | None) -> str:
+        """no_log: the newest granted history that fits half the soft budget (the rest is gone)."""
+        hist = frozenset({Origin.HISTORY.value})
+        events = self.log.recent(5000, sessions=granted, origins=hist) if granted is None or granted else []
+        return history_preamble(reversed(events), self.cfg.soft_budget // 2, self._safe_count)
+
     # --------------------------------------------------------------------- loop
     def _scope(self, sessions: Iterable[str] | str | None) -> list[str] | None:
         if sessions == ALL_SESSIONS:
@@ -216,18 +222,23 @@ class Agent:
             task = opened[0].text
             granted = opened[0].meta.get("sessions")
             self.system_prompt = opened[0].meta.get("system_prompt") or self.system_prompt
+            preamble = opened[0].meta.get("preamble", "")
         elif task is None:
             raise ValueError("run() needs a task")
         else:
             granted = self._scope(sessions)
+            preamble = "" if cfg.history_access else self._preamble(granted)
             self._append("user", "task", task,
                          {**(meta or {}), "backend": backend, "config": cfg.to_dict(), "sessions": granted,
                           "token_counter": "exact" if self.exact else "approximate",
-                          **({"system_prompt": self.system_prompt} if self.system_prompt != SYSTEM_PROMPT else {})},
+                          **({"system_prompt": self.system_prompt} if self.system_prompt != SYSTEM_PROMPT else {}),
+                          **({"preamble": preamble} if preamble else {})},
                          origin=Origin.parse(task_origin))
-        self.capability.set_scope(granted)
+        # no_log ablation: `ms` reads only the agent's own session; the history is the preamble
+        self.capability.set_scope(granted if cfg.history_access else [])
         self.view = View(system=self.system_prompt, task=task, count=self._safe_count, exact=self.exact,
-                         soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget)
+                         soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget,
+                         use_index=cfg.headline_index, preamble=preamble)
         self.view.index.tier_cap = cfg.tier_cap
         done = self._rebuild_view(opened[1]) if opened is not None else 0
         kernel = self._kernel_for_session()
@@ -362,7 +373,8 @@ def step_prompts(log, session: str, count: Callable[[str], int] = approx_tokens)
                             if k in LoopConfig.__dataclass_fields__})
         view = View(system=t.meta.get("system_prompt") or SYSTEM_PROMPT, task=t.text, count=count,
                     exact=t.meta.get("token_counter") == "exact",
-                    soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget)
+                    soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget,
+                    use_index=cfg.headline_index, preamble=t.meta.get("preamble", ""))
         view.index.tier_cap = cfg.tier_cap
 
         def keep(ev, messages):

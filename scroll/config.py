@@ -27,6 +27,10 @@ class LoopConfig:
     no_code_strikes: int = 3         # consecutive replies without code before giving up
     backend_retries: int = 2         # extra tries of a failed model call (the backend retries HTTP itself)
     sandbox: bool = True             # False = run model code unsandboxed (loudly warned)
+    # the paper's ablations (all True = Scroll); scroll.managers names them no_log / no_kernel / no_index
+    history_access: bool = True      # False: `ms` cannot read history; the newest history that fits is in the view
+    persistent_kernel: bool = True   # False: every cell starts from an empty namespace (ms + helpers only)
+    headline_index: bool = True      # False: evicted steps leave the view without a headline index
 
     def __post_init__(self) -> None:
         self.validate()

@@ -155,7 +155,7 @@ def _sum_or_none(values: Iterable[int | None]) -> int | None:
 
 
 def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None,
-            snapshot_dir: Path | None = None, manager=None, budget=None) -> RunRecord:
+            snapshot_dir: Path | None = None, manager=None, budget=None, loop_name: str = "scroll") -> RunRecord:
     """Run one task through the real loop on its own EventLog handle and kernel; judge it here.
 
     With `snapshot_dir`, the task runs on a fresh snapshot of its history log there
@@ -177,7 +177,8 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
         db = Path(snapshot_dir).resolve() / f"{ref.task_id}.db"
     base = dict(task_id=ref.task_id, split=ref.split, kind=getattr(task, "kind", ""),
                 family=getattr(task, "family", ""), label=label, backend=backend,
-                model=backend.get("model"), db=str(db), session=session, question=task.question)
+                model=backend.get("model"), db=str(db), session=session, question=task.question,
+                manager=loop_name)
     started = time.time()
     t0 = time.perf_counter()
     try:
@@ -213,8 +214,8 @@ def _manager_record(base: dict, task, ans, started: float, t0: float) -> RunReco
     """A record for a manager's Answer: calls count as steps; tool cells as code cells."""
     d = ans.detail or {}
     cells, errors = int(d.get("code_cells", 0)), int(d.get("cell_errors", 0))
-    base = {**base, "session": d.get("session", base["session"])}
-    return RunRecord(**base, manager=ans.manager, answer=ans.text, correct=bool(ans.text and task.check(ans.text)),
+    base = {**base, "session": d.get("session", base["session"]), "manager": ans.manager}
+    return RunRecord(**base, answer=ans.text, correct=bool(ans.text and task.check(ans.text)),
                      reason=str(d.get("reason", "answered")), steps=ans.calls, code_cells=cells,
                      executable_cells=cells - errors,
                      executable_cell_rate=round((cells - errors) / ans.calls, 6) if ans.calls and cells else None,
@@ -295,14 +296,15 @@ def _write_meta(out_dir: Path, entry: dict) -> None:
 
 def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir: str | os.PathLike, *,
               concurrency: int = 2, label: str, resume: bool = True, progress: bool = True,
-              snapshot: bool = True, manager=None, budget=None,
+              snapshot: bool = True, manager=None, budget=None, loop_name: str = "scroll",
               on_record: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
     """Run `refs` (TaskRefs) through the loop, `concurrency` at a time; append each record to
     `out_dir/runs.jsonl` as it finishes. Returns one record per ref, in the order of `refs`
     (records from an earlier run for the skipped ones when `resume`). `snapshot` (default):
     every task runs on its own copy of its history log under `out_dir/logs/`, so the
     task set's logs are never written. `manager` + `budget`: a baseline context manager
-    (scroll.managers) answers each task instead of the loop."""
+    (scroll.managers) answers each task instead of the loop; `loop_name` names the loop's
+    variant in the records (scroll, or an ablation: `cfg` carries its switches)."""
     if (manager is None) != (budget is None):
         raise ValueError("a manager needs its budget (scroll.managers.base.Budget), and only a manager does")
     if concurrency < 1:
@@ -324,7 +326,7 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
     appender = JsonlAppender(out / RUNS_FILE)
     backends = _Backends(make_llm)
     inv = {"id": uuid.uuid4().hex[:12], "label": label, "backend": None, "loop_config": cfg.to_dict(),
-           "manager": getattr(manager, "name", "scroll"), "budget": asdict(budget) if budget is not None else None,
+           "manager": getattr(manager, "name", loop_name), "budget": asdict(budget) if budget is not None else None,
            "git_sha": git_sha(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "finished": None, "tasks": len(refs), "skipped": len(refs) - len(todo), "ran": 0,
            "concurrency": concurrency}
@@ -336,7 +338,7 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
 
     def work(ref) -> RunRecord:
         rec = run_one(ref, backends.get(), cfg, label=label, snapshot_dir=out / "logs" if snapshot else None,
-                      manager=manager, budget=budget)
+                      manager=manager, budget=budget, loop_name=loop_name)
         appender.append(rec.to_dict())
         with lock:
             results[ref.task_id] = rec

@@ -4,6 +4,7 @@ Layout, stable parts first so consecutive prompts share their prefix (and the se
 prefix cache hits):
 
     system   rules + the `ms` API                      (never changes)
+    user     history preamble                          (only in the no_log ablation)
     user     Task: ...                                 (never changes)
     user     headline index of evicted steps           (only when something was evicted)
     assistant/user pairs: each step's reply and the exposure of its cell, oldest first
@@ -60,6 +61,8 @@ class View:
     fold_share: float = 0.25    # an exposure above this share of the hard budget is folded
     index: HeadlineIndex = field(default_factory=HeadlineIndex)
     steps: list[Step] = field(default_factory=list)
+    use_index: bool = True      # False (no_index ablation): evicted steps get no headline entry
+    preamble: str = ""          # no_log ablation: the history shown before the task (fixed)
 
     def __post_init__(self) -> None:
         if not (0 < self.soft_budget <= self.hard_budget):
@@ -71,6 +74,7 @@ class View:
             raise ValueError(f"the system prompt alone ({self._system_tokens} tokens) does not fit the hard budget")
         self._index_text = ""
         self._index_tokens = 0
+        self._preamble_tokens = self.count(self.preamble) + MSG_OVERHEAD if self.preamble else 0
 
     @staticmethod
     def task_message(task: str) -> str:
@@ -100,13 +104,16 @@ class View:
         step.exposure, step.exposure_tokens, step.folded = stub, n, True
 
     def tokens(self) -> int:
-        total = self._system_tokens + self._task_tokens + GEN_PROMPT
+        total = self._system_tokens + self._preamble_tokens + self._task_tokens + GEN_PROMPT
         if self._index_text:
             total += self._index_tokens + MSG_OVERHEAD
         return total + sum(s.tokens for s in self.steps)
 
     def messages(self) -> list[dict[str, str]]:
-        msgs = [{"role": "system", "content": self.system}, {"role": "user", "content": self._task_text}]
+        msgs = [{"role": "system", "content": self.system}]
+        if self.preamble:
+            msgs.append({"role": "user", "content": self.preamble})
+        msgs.append({"role": "user", "content": self._task_text})
         if self._index_text:
             msgs.append({"role": "user", "content": self._index_text})
         for s in self.steps:
@@ -144,8 +151,9 @@ class View:
         """Move the oldest step from the view to the headline index (its own headline, else derived)."""
         s = self.steps.pop(0)
         s.headline = s.headline or derive(s)
-        self.index.add(s.lo, s.hi, *s.headline)
-        self._render_index()
+        if self.use_index:
+            self.index.add(s.lo, s.hi, *s.headline)
+            self._render_index()
         return s
 
     def _render_index(self, budget: int | None = None) -> None:
@@ -171,3 +179,19 @@ def prefix_reuse(prev: str, cur: str) -> float:
     while i < n and prev[i] == cur[i]:
         i += 1
     return i / len(prev)
+
+
+def history_preamble(events_newest_first, budget: int, count: Callable[[str], int] = approx_tokens) -> str:
+    """The no_log ablation's view of the history: the newest events that fit `budget` tokens,
+    shown oldest first as `[date | session | role] text`; older ones are gone."""
+    head = "History (the most recent part; older history is not available):\n"
+    lines: list[str] = []
+    used = count(head)
+    for e in events_newest_first:
+        line = f"[{(e.time or '')[:10]} | {e.session} | {e.role}] {' '.join((e.text or '').split())}"
+        n = count(line) + 1
+        if used + n > budget:
+            break
+        lines.append(line)
+        used += n
+    return head + "\n".join(reversed(lines)) if lines else ""

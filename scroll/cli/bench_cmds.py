@@ -123,7 +123,8 @@ def tune_cmd(
 
 MANAGER_HELP = ("Context manager: scroll (the agent loop), truncate (newest turns, one call), rag (top-k BM25 "
                 "turns, one call), lcm (LCM's tool loop over its summary DAG), lcm-context (the DAG's context, "
-                "one call).")
+                "one call); ablations of scroll: no_log (no ms over the history: the newest history that fits is "
+                "in the view), no_kernel (no resident variables), no_index (no headline index).")
 
 
 @bench_app.command("run")
@@ -153,19 +154,20 @@ def run_cmd(
     from scroll.cli.distill_cmds import _backend_factory, _refs, _summary
     from scroll.managers import MANAGERS, make_manager
     from scroll.managers.base import Budget
-    from scroll.managers.loop import ScrollManager
+    from scroll.managers.loop import ABLATIONS, ScrollManager
     from scroll.runner import run_tasks
 
     try:
         if manager not in MANAGERS:
             raise ValueError(f"--manager {manager!r}: known: {', '.join(MANAGERS)}")
-        if teacher and manager != "scroll":
-            raise ValueError("--teacher reference writes kernel programs: only with --manager scroll")
+        looped = manager in ABLATIONS  # scroll and its ablations: the runner's own loop path
+        if teacher and not looped:
+            raise ValueError("--teacher reference writes kernel programs: only with --manager scroll (or an ablation)")
         budget = Budget(context_window=window, max_new_tokens=max_new_tokens)
-        cfg = ScrollManager(loop=loop).config(budget)  # the loop's view budget = the manager's Budget
+        cfg = ScrollManager(loop=loop, name=manager if looped else "scroll").config(budget)  # view budget = Budget
         make, _ = _backend_factory(teacher, model_url, llm, model)
         refs = _refs(taskset, split, limit)
-        mgr = None if manager == "scroll" else make_manager(manager, **({"loop": loop} if manager == "lcm" else {}))
+        mgr = None if looped else make_manager(manager, **({"loop": loop} if manager == "lcm" else {}))
     except (ValueError, OSError) as e:
         fail(str(e), as_json=as_json)
     import time
@@ -173,7 +175,7 @@ def run_cmd(
     t0 = time.perf_counter()
     try:
         recs = run_tasks(refs, make, cfg, out, concurrency=concurrency, label=label or manager, progress=True,
-                         manager=mgr, budget=budget if mgr is not None else None)
+                         manager=mgr, budget=budget if mgr is not None else None, loop_name=manager)
     except (ValueError, OSError) as e:
         fail(str(e), as_json=as_json)
     summary = {**_summary(recs, label or manager, out, time.perf_counter() - t0), "manager": manager,

@@ -127,7 +127,7 @@ class Kernel:
                  replay_on_open: bool = True, prelude: str | None = None,
                  capability: Capability | None = None, tmp_size: str | int = "256M",
                  max_replay_cells: int = 200, max_replay_seconds: float = 60.0,
-                 start_timeout: float = START_TIMEOUT):
+                 start_timeout: float = START_TIMEOUT, stateless: bool = False):
         if not isinstance(session, str) or not session:
             raise ValueError("session must be a non-empty string")
         self.log, self.session = log, session
@@ -148,7 +148,10 @@ class Kernel:
         self._closed = False
         self._broken: str | None = None  # why the last restart failed; retried on next execute
         self._notice: str | None = None
-        self._cells = replayable_cells(log, session) if replay_on_open else []
+        # stateless (the no_kernel ablation): every cell starts from the namespace boot and
+        # prelude left (ms, final, the helpers); nothing to replay after a restart
+        self.stateless = stateless
+        self._cells = replayable_cells(log, session) if replay_on_open and not stateless else []
         uid = allocate_uid() if self.sandboxed else None
         kw = {"base": Path(runtime_base)} if runtime_base else {}
         self.rt = RuntimeDir.create(uid, **kw)
@@ -189,6 +192,7 @@ class Kernel:
             run = self._run_silent(self.prelude, time.monotonic() + 30)
             if run.status != "ok":
                 raise RuntimeError(f"kernel prelude failed: {run.ename}: {run.evalue}")
+        self._run_silent("_scroll_keep = frozenset(globals())", time.monotonic() + 30)
 
     def _run_silent(self, code: str, deadline: float, on_deadline=None):
         """Boot, prelude and replay runs: unlogged, output dropped, finals ignored."""
@@ -311,6 +315,8 @@ class Kernel:
         self._notice = None
         if self._broken:
             notices.append(self._restart(f"previous restart failed: {self._broken}"))
+        elif self.stateless:
+            self._run_silent(_FORGET, time.monotonic() + 10)
         # SIGINT up to 3 times, interrupt_grace/3 apart (one can land where it is swallowed,
         # e.g. inside ipykernel's stream code); then give up and restart the kernel.
         state = {"interrupts": 0, "timed_out": False, "overflow": False}
@@ -394,11 +400,16 @@ class Kernel:
             meta["final"] = final  # the answer submitted through ms.final(): in the record, not the text
         out_seq = self.log.append(session=self.session, role="kernel", text=exp.text,
                                   kind="output", meta=meta, origin=Origin.AGENT)
-        if success:
+        if success and not self.stateless:
             self._cells.append(Cell(code_seq, code))
         return ExecResult(stdout=exp.text, error=error, timed_out=timed_out,
                           notice="; ".join(notices) or None, seqs=[code_seq, out_seq],
                           handle=exp.handle, truncated=exp.truncated, final=final)
+
+
+# the no_kernel ablation's reset: drop every name a cell defined (boot + prelude names stay)
+_FORGET = ("for _scroll_k in [k for k in globals() if k not in _scroll_keep and k != '_scroll_keep']:\n"
+           "    del globals()[_scroll_k]\n")
 
 
 def _log_dirs(log: Any) -> list[Path]:

@@ -20,15 +20,23 @@ from typing import Any, Iterable
 from .base import Answer, Budget
 
 MARGIN = 200  # tokens of the window kept free for the chat template and counter drift
+# the paper's ablations: the scroll manager with one part switched off (scroll.config.LoopConfig)
+ABLATIONS = {"scroll": {}, "no_log": {"history_access": False}, "no_kernel": {"persistent_kernel": False},
+             "no_index": {"headline_index": False}}
 
 
 @dataclass
 class ScrollManager:
     """The agent loop as a manager. `loop`: a LoopConfig name or path (its steps, timeouts,
-    sandbox); its budgets are replaced by the Budget's."""
+    sandbox); its budgets are replaced by the Budget's. `name`: scroll, or an ablation
+    (no_log, no_kernel, no_index) that switches one part off."""
 
     loop: str | None = None
     name: str = "scroll"
+
+    def __post_init__(self) -> None:
+        if self.name not in ABLATIONS:
+            raise ValueError(f"unknown scroll variant {self.name!r}; known: {sorted(ABLATIONS)}")
 
     def config(self, budget: Budget):
         from scroll.config import LoopConfig
@@ -36,7 +44,7 @@ class ScrollManager:
         base = LoopConfig.load(self.loop) if self.loop else LoopConfig()
         hard = budget.prompt_tokens - MARGIN
         return replace(base, hard_budget=hard, soft_budget=max(1, hard * 3 // 4),
-                       max_new_tokens=budget.max_new_tokens, temperature=budget.temperature)
+                       max_new_tokens=budget.max_new_tokens, temperature=budget.temperature, **ABLATIONS[self.name])
 
     def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
                question_date: str | None = None) -> Answer:
