@@ -25,7 +25,8 @@ def taskset(tmp_path_factory):
 
 
 @pytest.mark.timeout(1500)
-@pytest.mark.parametrize("manager", ["scroll", "truncate", "rag", "lcm", "lcm-context"])
+@pytest.mark.parametrize("manager", ["scroll", "truncate", "rag", "lcm", "lcm-context", "no_log", "no_kernel",
+                                     "no_index"])
 def test_every_manager_answers_three_questions_on_the_same_backbone(manager, taskset, smollm2_server, tmp_path):
     out = tmp_path / manager
     args = ["bench", "run", "--taskset", str(taskset), "--split", "test_unseen", "--limit", "3", "--manager", manager,
