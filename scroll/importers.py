@@ -278,6 +278,12 @@ def neutral_session_names(dates: list) -> list[str]:
     return names
 
 
+def read_json_file(path: Path):
+    """A JSON file's document with clear `file:line` errors (BadInputError): a leading BOM
+    dropped, invalid UTF-8, invalid JSON and refused constants (NaN, Infinity) located."""
+    return _load_json_doc(path, Path(path).read_bytes().removeprefix(_BOM))
+
+
 def _load_json_doc(path: Path, data: bytes):
     try:
         text = data.decode("utf-8")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..importers import _BOM, BadInputError, _load_json_doc, check_row
+from ..importers import BadInputError, check_row, read_json_file
 from ..labels import LabelStore
 from ..origin import Origin
 
@@ -97,7 +97,7 @@ class Probe:  # what a runner asks: the question's id and text, nothing an evalu
 def _read(path: Path) -> Any:
     if not path.is_file():
         raise BadInputError(f"{path}: no such file")
-    return _load_json_doc(path, path.read_bytes().removeprefix(_BOM))
+    return read_json_file(path)
 
 
 def _fail(path: Path, where: str, msg: str) -> BadInputError:
