@@ -20,7 +20,7 @@ def taskset(tmp_path_factory):
     from scroll.tasks.splits import TaskSetSpec, build_taskset
 
     out = tmp_path_factory.mktemp("bench-ts")
-    build_taskset(TaskSetSpec.load("distill-ci"), out)
+    build_taskset(TaskSetSpec.load("bench-ci"), out)   # ~3.8 k-token histories, 3 questions per split
     return out
 
 
@@ -29,8 +29,10 @@ def taskset(tmp_path_factory):
                                      "no_index"])
 def test_every_manager_answers_three_questions_on_the_same_backbone(manager, taskset, smollm2_server, tmp_path):
     out = tmp_path / manager
+    # a 2,048-token window: every manager must choose from (or summarize) the ~4 k-token history
+    window = "2048"
     args = ["bench", "run", "--taskset", str(taskset), "--split", "test_unseen", "--limit", "3", "--manager", manager,
-            "--model-url", smollm2_server.base_urls[0], "--window", "2048", "--max-new-tokens", "128",
+            "--model-url", smollm2_server.base_urls[0], "--window", window, "--max-new-tokens", "128",
             "--loop-config", "smollm2", "--concurrency", "3", "--out", str(out), "--json"]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output[-3000:]

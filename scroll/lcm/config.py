@@ -25,6 +25,8 @@ class LcmConfig:
     target_ratio: float = 0.5        # ... and runs down to target_ratio * context_tokens
     fresh_tail: int = 8              # newest context items never compacted below the hard threshold
     leaf_chunk_tokens: int = 2000    # rendered events per leaf, at most (one bigger event goes alone)
+    leaf_within_session: bool = False  # True: a leaf never spans two sessions (LCM compacts one
+                                       # conversation by tokens; many short sessions would make many tiny leaves)
     leaf_target: int = 600           # level-1 target of a leaf summary (level 2: half)
     condensed_target: int = 900      # level-1 target of a condensed summary
     fanout: int = 4                  # children per condensed node, at most

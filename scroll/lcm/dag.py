@@ -12,7 +12,7 @@ an active context one event at a time, the way the conversation grew. After each
   a short history costs no model call;
 * past it, compaction runs down to `target_ratio * context_tokens`: first leaf passes
   (the oldest raw events outside the `fresh_tail` newest items, chunked by
-  `leaf_chunk_tokens`, never across sessions, become leaf nodes), then condensed passes
+  `leaf_chunk_tokens` (within one session if `leaf_within_session`), become leaf nodes), then condensed passes
   (the oldest run of adjacent same-depth nodes, at most `fanout`, else the oldest adjacent
   pair, becomes one node a level up);
 * past the hard threshold (`context_tokens`) the fresh tail is no longer protected, and a
@@ -51,7 +51,7 @@ class Item:
     kind: str            # "event" | "node"
     ref: Any
     tokens: int          # tokens of its rendering
-    session: str = ""    # events: the session (leaves never cross sessions)
+    session: str = ""    # events: the session (for `leaf_within_session`)
     depth: int = -1      # nodes: the node's depth
 
     def to_json(self) -> list:
@@ -183,7 +183,8 @@ class SummaryDag:
                 i += 1
                 continue
             j, size = i, 0
-            while (j < end and self.items[j].kind == "event" and self.items[j].session == self.items[i].session
+            while (j < end and self.items[j].kind == "event"
+                   and (not cfg.leaf_within_session or self.items[j].session == self.items[i].session)
                    and (j == i or size + self.items[j].tokens <= cap)):
                 size += self.items[j].tokens
                 j += 1

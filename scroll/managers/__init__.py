@@ -31,6 +31,10 @@ MANAGERS = {
 }
 
 
+ONE_CALL = ("truncate", "rag", "lcm-context")   # never write the log: they only read it
+LOOPED = ("scroll", "no_log", "no_kernel", "no_index", "lcm")   # an agent loop: writes its own agent session
+
+
 def make_manager(name: str, **options: Any) -> Any:
     """The manager called `name`, built with `options` (its dataclass fields)."""
     if name not in MANAGERS:
@@ -41,4 +45,4 @@ def make_manager(name: str, **options: Any) -> Any:
     return getattr(importlib.import_module(module), cls)(**options)
 
 
-__all__ = ["MANAGERS", "make_manager"]
+__all__ = ["MANAGERS", "ONE_CALL", "LOOPED", "make_manager"]

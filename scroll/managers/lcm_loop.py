@@ -61,6 +61,10 @@ class LcmLoopManager:
                 res = agent.run(task, sessions=granted)
         finally:
             box.close()
+        if res.reason == "backend_error":  # the contract: a failing backend raises, it is never an answer
+            from scroll.llm.base import LLMError
+
+            raise LLMError(res.error or "the model backend failed")
         prompt = sum(s.prompt_tokens or 0 for s in res.steps) + box.usage.prompt_tokens
         completion = sum(s.completion_tokens or 0 for s in res.steps) + box.usage.completion_tokens
         return Answer(res.answer or "", prompt, completion, len(res.steps) + box.usage.calls,

@@ -55,6 +55,10 @@ class ScrollManager:
         session = f"{self.name}-{uuid.uuid4().hex[:8]}"
         with Agent(log, llm, self.config(budget), session=session) as agent:
             res = agent.run(task, sessions=None if sessions is None else list(sessions))
+        if res.reason == "backend_error":  # the contract: a failing backend raises, it is never an answer
+            from scroll.llm.base import LLMError
+
+            raise LLMError(res.error or "the model backend failed")
         prompt = sum(s.prompt_tokens or 0 for s in res.steps)
         completion = sum(s.completion_tokens or 0 for s in res.steps)
         return Answer(res.answer or "", prompt, completion, len(res.steps), round(time.perf_counter() - t0, 6),
