@@ -35,7 +35,7 @@ def test_loop_config_by_name_fits_the_students_positions():
     cfg = LoopConfig.load("smollm2")
     preset = load_preset("smollm2-135m")
     assert preset.max_model_len == 8192
-    assert (cfg.soft_budget, cfg.hard_budget, cfg.max_new_tokens) == (3000, 4000, 400)
+    assert (cfg.soft_budget, cfg.hard_budget, cfg.max_new_tokens) == (3000, 4000, 200)
     assert cfg.hard_budget + cfg.max_new_tokens <= 0.6 * preset.max_model_len  # margin
     assert cfg.max_output_chars <= 1500
     assert LoopConfig.load("smollm2", max_steps=3).max_steps == 3

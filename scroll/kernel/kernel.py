@@ -192,7 +192,8 @@ class Kernel:
             run = self._run_silent(self.prelude, time.monotonic() + 30)
             if run.status != "ok":
                 raise RuntimeError(f"kernel prelude failed: {run.ename}: {run.evalue}")
-        self._run_silent("_scroll_keep = frozenset(globals())", time.monotonic() + 30)
+        if self.stateless:  # the names every cell starts from (see _FORGET)
+            self._run_silent("_scroll_keep = frozenset(globals())", time.monotonic() + 30)
 
     def _run_silent(self, code: str, deadline: float, on_deadline=None):
         """Boot, prelude and replay runs: unlogged, output dropped, finals ignored."""
