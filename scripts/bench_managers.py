@@ -17,10 +17,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCROLL = str(Path(sys.executable).parent / "scroll")
-MANAGERS = ("scroll", "truncate", "rag", "lcm", "lcm-context", "no_log", "no_kernel", "no_index")
 
 
 def main(argv: list[str] | None = None) -> int:
+    from scroll.bench.table import ORDER as MANAGERS  # every manager (scroll.managers), in the table's order
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--taskset", required=True, help="task set folder (scroll tasks build)")
     ap.add_argument("--split", action="append", required=True, help="split(s) to run (repeatable)")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 import uuid
@@ -373,8 +374,6 @@ class _Progress:
     lines every 30 s and at the end otherwise (a log file, a parent that tees it)."""
 
     def __init__(self, label: str, total: int, enabled: bool):
-        import sys
-
         self.enabled = enabled and total > 0
         self.label, self.total = label, total
         self._p = None
@@ -403,8 +402,6 @@ class _Progress:
         if self._p is not None:
             self._p.update(self._task, completed=done, correct=f"{correct}/{done}")
         elif self._plain and (done >= self.total or time.monotonic() - self._last >= 30):
-            import sys
-
             self._last = now = time.monotonic()
             el = now - self._t0
             eta = el / done * (self.total - done) if done else 0.0

@@ -44,6 +44,13 @@ def test_table_numbers_are_recomputed_from_records(tmp_path):
     assert "| rag | rag | 3 | 66.7 (" in md and "| 50.0 | 100.0 | 183 |" in md
 
 
+def test_the_table_orders_every_manager():
+    from scroll.bench.table import ORDER
+    from scroll.managers import MANAGERS
+
+    assert sorted(ORDER) == sorted(MANAGERS)
+
+
 def test_mixed_backbones_are_refused(tmp_path):
     a = _write(tmp_path / "a", [_rec("rag", "t1", "count", True, model="m1")])
     b = _write(tmp_path / "b", [_rec("scroll", "t1", "count", True, model="m2")])

@@ -160,14 +160,14 @@ def run_cmd(
     try:
         if manager not in MANAGERS:
             raise ValueError(f"--manager {manager!r}: known: {', '.join(MANAGERS)}")
-        looped = manager in ABLATIONS  # scroll and its ablations: the runner's own loop path
-        if teacher and not looped:
+        on_loop_path = manager in ABLATIONS  # scroll and its ablations: the runner's own loop path
+        if teacher and not on_loop_path:
             raise ValueError("--teacher reference writes kernel programs: only with --manager scroll (or an ablation)")
         budget = Budget(context_window=window, max_new_tokens=max_new_tokens)
-        cfg = ScrollManager(loop=loop, name=manager if looped else "scroll").config(budget)  # view budget = Budget
+        cfg = ScrollManager(loop=loop, name=manager if on_loop_path else "scroll").config(budget)  # view = Budget
         make, _ = _backend_factory(teacher, model_url, llm, model)
         refs = _refs(taskset, split, limit)
-        mgr = None if looped else make_manager(manager, **({"loop": loop} if manager == "lcm" else {}))
+        mgr = None if on_loop_path else make_manager(manager, **({"loop": loop} if manager == "lcm" else {}))
     except (ValueError, OSError) as e:
         fail(str(e), as_json=as_json)
     import time

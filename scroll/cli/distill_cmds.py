@@ -39,22 +39,6 @@ CONC_HELP = "Tasks run in parallel (threads; each has its own kernel and log han
 LIMIT_HELP = "Run only the first N tasks of each split."
 
 
-def _loop_cfg(name: Optional[str], **overrides):
-    from scroll.config import LoopConfig
-    from scroll.env import config_file
-
-    if name is None:
-        return LoopConfig.load(**overrides)
-    p = Path(name)
-    if not p.is_file():
-        found = config_file(f"loop/{name}.yaml") or config_file(f"{name}.yaml") or config_file(name)
-        if found is None:
-            raise ValueError(f"--loop-config {name!r}: no such file, and no loop/{name}.yaml or {name}.yaml "
-                             f"in the config dirs")
-        p = found
-    return LoopConfig.from_yaml(p, **overrides)
-
-
 def _backend_factory(teacher: Optional[str], model_url: Optional[str], llm: Optional[str],
                      model: Optional[str]) -> tuple[Callable, str]:
     """(make_llm for the runner, a default label); validated before any task runs."""
@@ -129,7 +113,9 @@ def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency,
     if not splits:
         fail("give at least one --split", as_json=as_json)
     try:
-        cfg = _loop_cfg(loop, sandbox=False if no_sandbox else None)
+        from scroll.config import LoopConfig
+
+        cfg = LoopConfig.load(loop, sandbox=False if no_sandbox else None)  # a path, or loop/NAME.yaml
         make, default_label = _backend_factory(teacher, model_url, llm, model)
         refs = _refs(taskset, splits, limit)
     except (ValueError, OSError) as e:

@@ -64,6 +64,12 @@ class LcmConfig:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
 
 
+def sizes_for_window(window: int) -> dict[str, int]:
+    """LCM's reference sizes (600 / 900 / 512 / 2000 at an 8 k window), scaled down for smaller windows."""
+    return dict(leaf_target=min(600, window // 8), condensed_target=min(900, window // 6),
+                truncate_tokens=min(512, window // 10), leaf_chunk_tokens=min(2000, max(64, window // 3)))
+
+
 def profile_of(llm: Any, config: LcmConfig) -> str:
     """Who summarizes, as the node ids see it: backend, model, prompt version and sizes."""
     d = llm.describe() if hasattr(llm, "describe") else {}
@@ -71,4 +77,4 @@ def profile_of(llm: Any, config: LcmConfig) -> str:
             f"{config.leaf_target}/{config.condensed_target}/{config.truncate_tokens}/{config.window}")
 
 
-__all__ = ["LcmConfig", "profile_of", "PROMPT_VERSION"]
+__all__ = ["LcmConfig", "profile_of", "sizes_for_window", "PROMPT_VERSION"]

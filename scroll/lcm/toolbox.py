@@ -21,9 +21,9 @@ for the kernel's signature and not enforced (no model code runs; sub-calls are b
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..kernel import ExecResult  # the kernel's result type: Agent.run reads the same fields
 from ..llm.base import LLMError
 from ..origin import Origin
 from .config import LcmConfig
@@ -45,20 +45,6 @@ Only these calls, with literal arguments; their outputs come back in the next me
 
 Context:
 {context}"""
-
-
-@dataclass
-class ToolResult:
-    """What Agent.run reads from an executor (the same fields as scroll.kernel.ExecResult)."""
-
-    stdout: str
-    error: str | None = None
-    timed_out: bool = False
-    notice: str | None = None
-    seqs: list[int] = field(default_factory=list)
-    handle: str | None = None
-    truncated: bool = False
-    final: str | None = None
 
 
 class _Scope:
@@ -100,7 +86,7 @@ class LcmToolbox:
         """LCM's instructions and the active context, oldest first."""
         return INSTRUCTIONS.format(context="\n\n".join(text for _, text in self.prepare().context()))
 
-    def execute(self, code: str, timeout: float | None = None) -> ToolResult:
+    def execute(self, code: str, timeout: float | None = None) -> ExecResult:
         """Run one cell of tool calls; log it and its output; never raise for the model's mistakes."""
         code_seq = self.log.append(session=self.session, role="assistant", text=code, kind="code",
                                    meta={"executor": "lcm"}, sync=False, origin=Origin.AGENT)
@@ -126,7 +112,7 @@ class LcmToolbox:
                                   kind="output", origin=Origin.AGENT,
                                   meta={"code_seq": code_seq, "error": error, "truncated": truncated,
                                         "executor": "lcm"})
-        return ToolResult(stdout, error, seqs=[code_seq, out_seq], truncated=truncated, final=final)
+        return ExecResult(stdout, error, seqs=[code_seq, out_seq], truncated=truncated, final=final)
 
     def _run(self, dag: SummaryDag, name: str, args: tuple) -> str:
         try:
@@ -177,4 +163,4 @@ def parse_cell(code: str, max_calls: int = 8) -> list[tuple[str, tuple]]:
     return calls
 
 
-__all__ = ["LcmToolbox", "ToolResult", "parse_cell", "INSTRUCTIONS", "TOOLS"]
+__all__ = ["LcmToolbox", "parse_cell", "INSTRUCTIONS", "TOOLS"]

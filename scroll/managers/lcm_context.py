@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..lcm.config import LcmConfig
+from ..lcm.config import LcmConfig, sizes_for_window
 from ..lcm.dag import SummaryDag
 from ..lcm.store import DagStore
 from ..lcm.summarize import Usage
@@ -43,9 +43,7 @@ class LcmContextManager:
         scaled down for smaller windows; `options` override them."""
         room = context_room(llm, budget, question, question_date, summaries=True)
         w = budget.context_window
-        sizes = dict(leaf_target=min(600, w // 8), condensed_target=min(900, w // 6),
-                     truncate_tokens=min(512, w // 10), leaf_chunk_tokens=min(2000, max(64, w // 3)))
-        return LcmConfig(context_tokens=room, window=w, **{**sizes, **self.options})
+        return LcmConfig(context_tokens=room, window=w, **{**sizes_for_window(w), **self.options})
 
     def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
                question_date: str | None = None) -> Answer:

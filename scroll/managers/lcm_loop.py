@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .base import Answer, Budget
-from .loop import ScrollManager
+from .loop import ScrollManager, raise_on_backend_error, task_text
 
 
 @dataclass
@@ -34,13 +34,12 @@ class LcmLoopManager:
             raise ValueError(f"lcm: {sorted(bad)} come from the budget, not options")
 
     def config(self, budget: Budget):
-        from scroll.lcm.config import LcmConfig
+        from scroll.lcm.config import LcmConfig, sizes_for_window
 
         cfg = ScrollManager(loop=self.loop).config(budget)
         w = budget.context_window
-        sizes = dict(leaf_target=min(600, w // 8), condensed_target=min(900, w // 6),
-                     truncate_tokens=min(512, w // 10), leaf_chunk_tokens=min(2000, max(64, w // 3)))
-        return cfg, LcmConfig(context_tokens=max(128, cfg.hard_budget // 2), window=w, **{**sizes, **self.options})
+        return cfg, LcmConfig(context_tokens=max(128, cfg.hard_budget // 2), window=w,
+                              **{**sizes_for_window(w), **self.options})
 
     def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
                question_date: str | None = None) -> Answer:
@@ -56,15 +55,11 @@ class LcmLoopManager:
         try:
             box.set_scope(granted)
             system = box.system_prompt()          # builds (or resumes) the DAG: its calls go to box.usage
-            task = question + (f"\n(The question is asked on {question_date}.)" if question_date else "")
             with Agent(log, llm, loop_cfg, session=session, kernel=box, system_prompt=system) as agent:
-                res = agent.run(task, sessions=granted)
+                res = agent.run(task_text(question, question_date), sessions=granted)
         finally:
             box.close()
-        if res.reason == "backend_error":  # the contract: a failing backend raises, it is never an answer
-            from scroll.llm.base import LLMError
-
-            raise LLMError(res.error or "the model backend failed")
+        raise_on_backend_error(res)
         prompt = sum(s.prompt_tokens or 0 for s in res.steps) + box.usage.prompt_tokens
         completion = sum(s.completion_tokens or 0 for s in res.steps) + box.usage.completion_tokens
         return Answer(res.answer or "", prompt, completion, len(res.steps) + box.usage.calls,

@@ -25,6 +25,19 @@ ABLATIONS = {"scroll": {}, "no_log": {"history_access": False}, "no_kernel": {"p
              "no_index": {"headline_index": False}}
 
 
+def task_text(question: str, question_date: str | None) -> str:
+    """The task a loop manager gives the agent: the question (and the date it is asked on)."""
+    return question + (f"\n(The question is asked on {question_date}.)" if question_date else "")
+
+
+def raise_on_backend_error(res: Any) -> None:
+    """The managers' contract: a failing backend raises (it is never an answer)."""
+    if res.reason == "backend_error":
+        from scroll.llm.base import LLMError
+
+        raise LLMError(res.error or "the model backend failed")
+
+
 @dataclass
 class ScrollManager:
     """The agent loop as a manager. `loop`: a LoopConfig name or path (its steps, timeouts,
@@ -51,14 +64,10 @@ class ScrollManager:
         from scroll.agent import Agent
 
         t0 = time.perf_counter()
-        task = question + (f"\n(The question is asked on {question_date}.)" if question_date else "")
         session = f"{self.name}-{uuid.uuid4().hex[:8]}"
         with Agent(log, llm, self.config(budget), session=session) as agent:
-            res = agent.run(task, sessions=None if sessions is None else list(sessions))
-        if res.reason == "backend_error":  # the contract: a failing backend raises, it is never an answer
-            from scroll.llm.base import LLMError
-
-            raise LLMError(res.error or "the model backend failed")
+            res = agent.run(task_text(question, question_date), sessions=None if sessions is None else list(sessions))
+        raise_on_backend_error(res)
         prompt = sum(s.prompt_tokens or 0 for s in res.steps)
         completion = sum(s.completion_tokens or 0 for s in res.steps)
         return Answer(res.answer or "", prompt, completion, len(res.steps), round(time.perf_counter() - t0, 6),

@@ -20,10 +20,11 @@ import io
 import json
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from scroll.capability import Capability
+from scroll.kernel import ExecResult
 from scroll.kernel.ms_client import Ms
 from scroll.origin import Origin
 from scroll.prompts import KERNEL_PRELUDE
@@ -46,18 +47,6 @@ class LocalMs(Ms):
         return json.loads(json.dumps(rep["result"]))  # the same JSON round trip as the socket
 
 
-@dataclass
-class SimResult:
-    stdout: str
-    error: str | None = None
-    timed_out: bool = False
-    notice: str | None = None
-    seqs: list[int] = field(default_factory=list)
-    handle: str | None = None
-    truncated: bool = False
-    final: str | None = None
-
-
 class SimKernel:
     """Persistent exec() namespace with `ms` and `final` (see the module docstring)."""
 
@@ -75,7 +64,7 @@ class SimKernel:
         exec(compile(KERNEL_PRELUDE, "<prelude>", "exec"), self.ns)
         self.capability.end_cell()
 
-    def execute(self, code: str, timeout: float = 30) -> SimResult:
+    def execute(self, code: str, timeout: float = 30) -> ExecResult:
         self.cells.append(code)
         seqs = []
         if self.record:
@@ -101,7 +90,7 @@ class SimKernel:
             seqs.append(self.log.append(session=self.session, role="kernel", kind="output", text=out,
                                         meta={"error": error, "truncated": truncated, "sandbox": "sim",
                                               "final": answer}, origin=Origin.AGENT))
-        return SimResult(stdout=out, error=error, seqs=seqs, truncated=truncated, final=answer)
+        return ExecResult(stdout=out, error=error, seqs=seqs, truncated=truncated, final=answer)
 
     def close(self) -> None:
         pass
