@@ -320,6 +320,12 @@ def _parse_longmemeval(path: Path, data: bytes, instance: str | None) -> Parsed:
         if not found:
             raise BadInputError(f"{path}: no instance with question_id {instance!r}")
         idx, inst = found[0]
+    return longmemeval_instance(path, inst, idx, len(items))
+
+
+def longmemeval_instance(path: Path, inst: dict, idx: int, n_items: int) -> Parsed:
+    """One LongMemEval instance (already read, e.g. the idx-th of a file's n_items) ->
+    Parsed rows + its label record (BadInputError `file: instance i (qid): reason`)."""
     qid = str(inst["question_id"])
     where = f"{path}: instance {idx} ({qid})"
     try:
@@ -383,7 +389,7 @@ def _parse_longmemeval(path: Path, data: bytes, instance: str | None) -> Parsed:
         json.dumps(labels, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (TypeError, ValueError, RecursionError) as e:
         raise BadInputError(f"{where}: labels cannot be stored: {e}") from None
-    info = {"instances_in_file": len(items), "sessions": len(sessions), "label_key": f"longmemeval/{qid}"}
+    info = {"instances_in_file": n_items, "sessions": len(sessions), "label_key": f"longmemeval/{qid}"}
     return Parsed(rows, "longmemeval", [], info, label_key=f"longmemeval/{qid}", labels=labels)
 
 

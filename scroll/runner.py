@@ -11,7 +11,10 @@ sessions=ref.sessions)` with the kernel the loop config asks for (sandboxed by d
 Each task gets its own snapshot of its history log (out_dir/logs/<task_id>.db), Agent and
 kernel, so the task set's logs stay as built and reruns see the same rankings. Only the question and the granted sessions reach the
 agent; the answer is judged here, host-side, with `ref.task.check(answer)` (the answer key
-lives in the label sidecar, never in the log).
+lives in the label sidecar, never in the log). A task with a `judge(answer)` method (the public
+benchmarks' tasks, scroll.bench.datasets) is scored by it instead: its Verdict's `score`, `judge`
+and `detail` go into the record too (`correct` = the verdict's; a judge that fails, e.g. a judge
+model's server, makes the record a runner error, retried on resume).
 
 `out_dir/runs.jsonl` gets one `RunRecord` per line, appended (one write, flushed and
 fsynced) as each task finishes, so a killed run loses at most its in-flight tasks. A rerun
@@ -73,6 +76,9 @@ class RunRecord:
     finished: float = 0.0
     question: str = ""
     manager: str = "scroll"          # the context manager that answered (scroll.managers)
+    score: float | None = None       # partial credit in [0, 1] (F1, rubric mean, 0.75^|diff|); None: pass/fail only
+    judge: str = "check"             # who judged: "check" (the task's checker) or a scroll.bench.judges name
+    judge_detail: dict | None = None  # what the judge saw (normalised forms, model replies), for audits
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -201,9 +207,12 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
     steps = res.steps
     code_cells = sum(1 for s in steps if s.had_code)
     executable = sum(1 for s in steps if s.had_code and not s.error)
-    correct = bool(res.answer is not None and task.check(res.answer))
+    try:
+        verdict = judge_answer(task, res.answer)
+    except Exception as e:  # noqa: BLE001 - a judge that cannot judge is not a wrong answer
+        return _judge_failed(base, res.answer, e, started, t0)
     return RunRecord(
-        **base, answer=res.answer, correct=correct, reason=res.reason, steps=len(steps), code_cells=code_cells,
+        **base, answer=res.answer, **verdict, reason=res.reason, steps=len(steps), code_cells=code_cells,
         executable_cells=executable, executable_cell_rate=round(executable / len(steps), 6) if steps else None,
         exposure_tokens=sum(s.exposure_tokens for s in steps),
         prompt_tokens=_sum_or_none(s.prompt_tokens for s in steps),
@@ -211,12 +220,36 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
         wall_s=round(time.perf_counter() - t0, 4), error=res.error, started=started, finished=time.time())
 
 
+def judge_answer(task, answer: str | None) -> dict:
+    """{correct, score, judge, judge_detail} for `answer`: the task's `judge(answer)` Verdict
+    when it has one (no answer: score 0, the judge not asked), else `task.check(answer)`."""
+    judge = getattr(task, "judge", None)
+    if judge is None:
+        return {"correct": bool(answer and task.check(answer)), "score": None, "judge": "check", "judge_detail": None}
+    if not answer or not str(answer).strip():
+        return {"correct": False, "score": 0.0, "judge": getattr(task, "judge_name", "judge"),
+                "judge_detail": {"empty_answer": True}}
+    v = judge(answer)
+    return {"correct": bool(v.correct), "score": float(v.score), "judge": v.judge, "judge_detail": dict(v.detail)}
+
+
+def _judge_failed(base: dict, answer, e: Exception, started: float, t0: float) -> RunRecord:
+    return RunRecord(**base, answer=answer, correct=False, reason=RUNNER_ERROR, steps=0, code_cells=0,
+                     executable_cells=0, executable_cell_rate=None, exposure_tokens=0, prompt_tokens=None,
+                     completion_tokens=None, wall_s=round(time.perf_counter() - t0, 4),
+                     error=f"judge failed: {type(e).__name__}: {e}", started=started, finished=time.time())
+
+
 def _manager_record(base: dict, task, ans, started: float, t0: float) -> RunRecord:
     """A record for a manager's Answer: calls count as steps; tool cells as code cells."""
     d = ans.detail or {}
     cells, errors = int(d.get("code_cells", 0)), int(d.get("cell_errors", 0))
     base = {**base, "session": d.get("session", base["session"]), "manager": ans.manager}
-    return RunRecord(**base, answer=ans.text, correct=bool(ans.text and task.check(ans.text)),
+    try:
+        verdict = judge_answer(task, ans.text)
+    except Exception as e:  # noqa: BLE001
+        return _judge_failed(base, ans.text, e, started, t0)
+    return RunRecord(**base, answer=ans.text, **verdict,
                      reason=str(d.get("reason", "answered")), steps=ans.calls, code_cells=cells,
                      executable_cells=cells - errors,
                      executable_cell_rate=round((cells - errors) / ans.calls, 6) if ans.calls and cells else None,

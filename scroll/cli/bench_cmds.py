@@ -127,10 +127,58 @@ MANAGER_HELP = ("Context manager: scroll (the agent loop), truncate (newest turn
                 "in the view), no_kernel (no resident variables), no_index (no headline index).")
 
 
+DATA_HELP = ("A public benchmark's data file instead of --taskset: LongMemEval (longmemeval_s/m/oracle JSON), "
+             "LoCoMo (locomo10.json), BEAM (a chat.json, or its folder; the probing questions beside it or "
+             "--probing) or OOLONG (rows JSON). Each history is imported into its own log under OUT/histories "
+             "(answers in its label sidecar, never in the log).")
+JUDGE_HELP = ("With --data: an OpenAI-compatible server URL for the judge model (LongMemEval's yes/no judge, BEAM's "
+              "rubric judge). Without one: LongMemEval by normalised exact/contains match, BEAM by a deterministic "
+              "rubric-word overlap (a proxy). LoCoMo (token F1) and OOLONG (numeric partial credit) need none.")
+
+
+def _data_refs(data: Path, fmt: Optional[str], probing: Optional[Path], import_dir: Path, limit: Optional[int],
+               judge_url: Optional[str], judge_llm: Optional[str], judge_model: Optional[str]):
+    """(refs, what was prepared, the judge backend or None) for `--data`; ValueError on bad input."""
+    from scroll.bench.datasets import prepare
+    from scroll.bench.judges import LLMJudge
+
+    backend = None
+    if judge_url and judge_llm:
+        raise ValueError("give --judge-url or --judge-llm, not both")
+    if judge_url or judge_llm:
+        from scroll.llm import LLMConfig, make_llm
+        from scroll.runner import Serialized
+
+        over = {"base_urls": [u.strip() for u in judge_url.split(",") if u.strip()]} if judge_url else {}
+        cfg = LLMConfig.from_yaml(judge_llm or "openai", **over, **({"model": judge_model} if judge_model else {}))
+        cfg.validate()
+        backend = Serialized(make_llm(cfg))
+    elif judge_model:
+        raise ValueError("--judge-model goes with --judge-url / --judge-llm")
+    try:
+        prep = prepare(data, import_dir, fmt=fmt, probing=probing, limit=limit,
+                       llm_judge=LLMJudge(backend, rubric_tokens=64) if backend is not None else None)
+    except BaseException:
+        if backend is not None:
+            backend.close()
+        raise
+    return prep.refs, prep, backend
+
+
 @bench_app.command("run")
 def run_cmd(
-    taskset: Path = typer.Option(..., "--taskset", help="A task set folder (scroll tasks build)."),
-    split: List[str] = typer.Option(..., "--split", help="Split(s) to run (repeatable)."),
+    taskset: Optional[Path] = typer.Option(None, "--taskset", help="A task set folder (scroll tasks build)."),
+    split: Optional[List[str]] = typer.Option(None, "--split", help="Split(s) to run (repeatable; with --taskset)."),
+    data: Optional[Path] = typer.Option(None, "--data", help=DATA_HELP),
+    fmt: Optional[str] = typer.Option(None, "--format", help="With --data: longmemeval | locomo | beam | oolong "
+                                      "[default: detected from the content]."),
+    probing: Optional[Path] = typer.Option(None, "--probing", help="With a BEAM --data: the probing questions JSON."),
+    judge_url: Optional[str] = typer.Option(None, "--judge-url", help=JUDGE_HELP),
+    judge_llm: Optional[str] = typer.Option(None, "--judge-llm", help="With --data: the judge model's LLM config "
+                                            "name/path (instead of --judge-url)."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="The judge's model name on its server."),
+    import_dir: Optional[Path] = typer.Option(None, "--import-dir", help="With --data: where the imported history "
+                                              "logs go [default: OUT/histories]; runs of one file may share it."),
     manager: str = typer.Option("scroll", "--manager", "-m", help=MANAGER_HELP),
     model_url: Optional[str] = typer.Option(None, "--model-url", help="OpenAI-compatible server URL(s), comma-separated."),
     llm: Optional[str] = typer.Option(None, "--llm", help="LLM config name/path (configs/llm/NAME.yaml)."),
@@ -143,13 +191,15 @@ def run_cmd(
     loop: Optional[str] = typer.Option(None, "--loop-config", help="Loop config (steps, timeouts, sandbox) for "
                                        "scroll/lcm; its budgets are replaced by --window."),
     out: Path = typer.Option(..., "--out", help="Output folder (runs.jsonl, resumable)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Tasks per split (first N)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Tasks per split (first N); with --data: "
+                                        "the file's first N questions."),
     concurrency: int = typer.Option(2, "--concurrency", min=1, help="Tasks in parallel."),
     label: Optional[str] = typer.Option(None, "--label", help="Who answers, in the records [default: the manager]."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary JSON on stdout."),
 ) -> None:
-    """Answer a task set's questions with one context manager on one backbone, judged host-side
-    by each task's checker; one record per task in OUT/runs.jsonl (a rerun skips done tasks)."""
+    """Answer a task set's (or a benchmark file's) questions with one context manager on one backbone,
+    judged host-side (each task's checker, or the benchmark's judge: score + correct); one record per
+    question in OUT/runs.jsonl (a rerun skips done ones)."""
     from scroll.cli.common import emit_json, fail
     from scroll.cli.distill_cmds import _backend_factory, _refs, _summary
     from scroll.managers import MANAGERS, make_manager
@@ -157,7 +207,18 @@ def run_cmd(
     from scroll.managers.loop import ABLATIONS, ScrollManager
     from scroll.runner import run_tasks
 
+    from scroll.importers import BadInputError
+
+    judge_backend = None
     try:
+        if (taskset is None) == (data is None):
+            raise ValueError("give --taskset DIR (with --split) or --data FILE, one of them")
+        if data is None and not split:
+            raise ValueError("--taskset needs at least one --split")
+        if data is not None and split:
+            raise ValueError("--split goes with --taskset; --data runs the file's questions (--limit N: the first N)")
+        if data is None and (fmt or probing or judge_url or judge_llm or judge_model or import_dir):
+            raise ValueError("--format, --probing, --judge-* and --import-dir go with --data")
         if manager not in MANAGERS:
             raise ValueError(f"--manager {manager!r}: known: {', '.join(MANAGERS)}")
         on_loop_path = manager in ABLATIONS  # scroll and its ablations: the runner's own loop path
@@ -166,9 +227,19 @@ def run_cmd(
         budget = Budget(context_window=window, max_new_tokens=max_new_tokens)
         cfg = ScrollManager(loop=loop, name=manager if on_loop_path else "scroll").config(budget)  # view = Budget
         make, _ = _backend_factory(teacher, model_url, llm, model)
-        refs = _refs(taskset, split, limit)
         mgr = None if on_loop_path else make_manager(manager, **({"loop": loop} if manager == "lcm" else {}))
-    except (ValueError, OSError) as e:
+        if data is None:
+            refs = _refs(taskset, split, limit)
+        else:
+            refs, prep, judge_backend = _data_refs(data, fmt, probing, import_dir or out / "histories", limit,
+                                                   judge_url, judge_llm, judge_model)
+            if not as_json:
+                typer.echo(f"{prep.format}: {len(refs)} of {prep.questions_in_file} questions over {prep.histories} "
+                           f"histories ({prep.imported} imported now); judge: {refs[0].task.judge_name}", err=True)
+            if prep.format == "beam" and judge_backend is None:
+                typer.echo("warning: no --judge-url/--judge-llm: BEAM answers are scored by beam_rubric_overlap, "
+                           "a deterministic proxy, NOT BEAM's model-judged rubric score", err=True)
+    except (ValueError, OSError, BadInputError) as e:
         fail(str(e), as_json=as_json)
     import time
 
@@ -178,14 +249,23 @@ def run_cmd(
                          manager=mgr, budget=budget if mgr is not None else None, loop_name=manager)
     except (ValueError, OSError) as e:
         fail(str(e), as_json=as_json)
+    finally:
+        if judge_backend is not None:
+            judge_backend.close()
     summary = {**_summary(recs, label or manager, out, time.perf_counter() - t0), "manager": manager,
                "budget": {"window": window, "max_new_tokens": max_new_tokens}}
+    scores = [r.score for r in recs if r.score is not None]
+    if data is not None:
+        summary.update(data=str(data), format=refs[0].task.family, judges=sorted({r.judge for r in recs}),
+                       mean_score=sum(scores) / len(scores) if scores else None)
     if as_json:
         emit_json(summary)
         return
     for name, sp in summary["splits"].items():
         typer.echo(f"{manager} · {name}: {sp['correct']}/{sp['tasks']} correct, mean steps {sp['mean_steps']:.2f}, "
                    f"runner errors {sp['runner_errors']}")
+    if summary.get("mean_score") is not None:
+        typer.echo(f"mean score {summary['mean_score']:.3f} (judge: {', '.join(summary['judges'])})")
     typer.echo(f"records: {summary['runs']}")
 
 
