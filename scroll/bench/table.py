@@ -5,7 +5,10 @@ question, recomputed from the runners' JSONL records (never typed in).
     to_markdown(rep); plot_table(rep, "table.png")
 
 A row is one (manager, label) pair; categories are the tasks' kinds (knowledge_update,
-count, date, sum, ...). Every row must share one backbone (the model each backend reports),
+count, date, sum, ...; for a public benchmark file, its question types: LongMemEval
+question_type, LoCoMo category, BEAM ability, OOLONG task). Records that carry a partial-credit
+`score` (F1, rubric mean, 0.75^|diff|) also get the mean score, overall and per category, beside
+the accuracy, and the row names its judges. Every row must share one backbone (the model each backend reports),
 else the table refuses: comparing managers means one model for all. CIs: 95 % Wilson.
 """
 from __future__ import annotations
@@ -22,9 +25,15 @@ from scroll.stats import wilson
 ORDER = ("scroll", "truncate", "rag", "lcm", "lcm-context", "no_log", "no_kernel", "no_index")
 
 
-def _rate(k: int, n: int) -> dict:
+def _rate(k: int, n: int, scores: list | None = None) -> dict:
     ci = wilson(k, n)
-    return {"n": n, "correct": k, "accuracy": k / n if n else None, "ci95": list(ci) if ci else None}
+    scored = [x for x in scores or [] if x is not None]
+    return {"n": n, "correct": k, "accuracy": k / n if n else None, "ci95": list(ci) if ci else None,
+            "score": sum(scored) / len(scored) if scored else None, "scored": len(scored)}
+
+
+def _rate_of(rs: list) -> dict:
+    return _rate(sum(r.correct for r in rs), len(rs), [r.score for r in rs])
 
 
 def _mean(xs):
@@ -46,9 +55,9 @@ def build_table(run_dirs: list[str | os.PathLike], *, allow_mixed_backbones: boo
     out_rows = []
     for (manager, label), rs in sorted(rows.items(), key=lambda kv: (ORDER.index(kv[0][0]) if kv[0][0] in ORDER
                                                                      else len(ORDER), kv[0])):
-        row = {"manager": manager, "label": label, **_rate(sum(r.correct for r in rs), len(rs)),
-               "by_kind": {k: _rate(sum(r.correct for r in rs if r.kind == k), sum(1 for r in rs if r.kind == k))
-                           for k in kinds},
+        row = {"manager": manager, "label": label, **_rate_of(rs),
+               "by_kind": {k: _rate_of([r for r in rs if r.kind == k]) for k in kinds},
+               "judges": sorted({r.judge for r in rs}),
                "tokens_per_question": _mean([(r.prompt_tokens or 0) + (r.completion_tokens or 0) for r in rs]),
                "prompt_tokens_per_question": _mean([r.prompt_tokens for r in rs]),
                "completion_tokens_per_question": _mean([r.completion_tokens for r in rs]),
@@ -58,6 +67,7 @@ def build_table(run_dirs: list[str | os.PathLike], *, allow_mixed_backbones: boo
                "backend": rs[0].backend}
         out_rows.append(row)
     return {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "backbone": models,
+            "scored": any(r["scored"] for r in out_rows),
             "kinds": kinds, "rows": out_rows, "records": len(recs), "sources": [str(Path(d)) for d in run_dirs],
             "tasks": sorted({r.task_id for r in recs}), "machine": machine(), "git_sha": git_sha(),
             "versions": versions(("scroll-agent", "vllm", "transformers", "torch"))}
@@ -67,25 +77,41 @@ def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
 
+def _score(x) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def _cell(rate: dict, scored: bool) -> str:
+    return f"{_pct(rate['accuracy'])} · {_score(rate.get('score'))}" if scored else _pct(rate["accuracy"])
+
+
 def to_markdown(rep: dict) -> str:
     kinds = rep["kinds"]
     m = rep["machine"]
+    scored = rep.get("scored", False)
     lines = ["# Context managers side by side", "",
              f"Backbone: {', '.join(rep['backbone'])} · {m.get('cpu', '?')} · {m.get('cores', '?')} cores · "
              f"git {rep['git_sha']} · {rep['created']} · {rep['records']} records", "",
-             "| manager | label | n | accuracy % (95 % CI) | " + " | ".join(kinds)
-             + " | tokens / q | calls / q | wall s / q | runner errors |",
-             "|---|---|---:|---|" + "---:|" * len(kinds) + "---:|---:|---:|---:|"]
+             "| manager | label | n | accuracy % (95 % CI) | " + ("mean score | " if scored else "")
+             + " | ".join(kinds) + " | tokens / q | calls / q | wall s / q | runner errors |"
+             + (" judge |" if scored else ""),
+             "|---|---|---:|---|" + ("---:|" if scored else "") + "---:|" * len(kinds) + "---:|---:|---:|---:|"
+             + ("---|" if scored else "")]
     for r in rep["rows"]:
         ci = r["ci95"]
         acc = f"{_pct(r['accuracy'])} ({_pct(ci[0])}–{_pct(ci[1])})" if ci else "–"
-        per = " | ".join(_pct(r["by_kind"][k]["accuracy"]) for k in kinds)
+        per = " | ".join(_cell(r["by_kind"][k], scored) for k in kinds)
         tok = "–" if r["tokens_per_question"] is None else f"{r['tokens_per_question']:.0f}"
         calls = "–" if r["calls_per_question"] is None else f"{r['calls_per_question']:.2f}"
         wall = "–" if r["wall_s_per_question"] is None else f"{r['wall_s_per_question']:.1f}"
-        lines.append(f"| {r['manager']} | {r['label']} | {r['n']} | {acc} | {per} | {tok} | {calls} | {wall} | "
-                     f"{r['runner_errors']} |")
-    lines += ["", "_Recomputed from the runners' JSONL records; accuracy per category = each task's own checker._"]
+        score = f"{_score(r.get('score'))} | " if scored else ""
+        judge = f" {', '.join(r.get('judges', []))} |" if scored else ""
+        lines.append(f"| {r['manager']} | {r['label']} | {r['n']} | {acc} | {score}{per} | {tok} | {calls} | {wall} | "
+                     f"{r['runner_errors']} |{judge}")
+    note = ("accuracy per category = each task's own checker" if not scored else
+            "per category: accuracy % · mean score; score = the judge's partial credit (LoCoMo F1, BEAM rubric "
+            "mean, OOLONG 0.75^|diff|), correct = full credit (LoCoMo: F1 >= 0.5)")
+    lines += ["", f"_Recomputed from the runners' JSONL records; {note}._"]
     return "\n".join(lines) + "\n"
 
 
