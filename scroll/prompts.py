@@ -33,12 +33,15 @@ The capability object `ms` (read-only toward history; every result carries its `
 Helpers over hits (a `cue` is a case-insensitive regex; each prints evidence and `ANSWER: ... | evidence seqs: [...]`):
   latest(hits, cue) -> the Capitalised Name after the latest match     count_sessions(hits, cue) -> sessions with a match
   date_of(hits, cue) -> date of the first match + today/yesterday      total(hits, cue) -> sum of amounts, `$` marks the amount
+  earliest(hits, cue) -> the Name after the earliest match           days_between(hits, cue) -> days from first to last dated match
+  all_values(hits, cue) -> every distinct Name after a match (two values of one fact: report both)
   user_turns() -> every user turn of the history (no search)
 
 Rules:
 - LOCATE with ms.search, MATERIALIZE with ms.expand, COMPUTE in Python over resident variables, EXPOSE by printing
   only what you need (print compact lines with seq numbers, not whole histories).
-- Exact details (dates, numbers, names) must come from the events, not from memory. Prefer the latest event when facts change.
+- Exact details (dates, numbers, names) must come from the events, not from memory. Prefer the latest event when facts change;
+  when the history never says, answer final("unknown").
 - Optionally start your reply with one line `HEADLINE: <task> | <state> | <next action>`: it labels this step if it is
   later evicted from your view.
 - When you know the answer, call final(answer) in a cell."""

@@ -14,6 +14,10 @@ hit's text; what the helper reads AFTER the cue is fixed by the helper:
     date_of(hits, cue)         the date of the first match followed by today / this morning /
                                earlier today / yesterday / last night (yesterday: the day before)
     total(hits, cue)           the sum of the amounts; `$` in the cue stands for the amount ("paid $ for a taxi")
+    earliest(hits, cue)        the Capitalised Name right after the earliest match (which came first)
+    days_between(hits, cue)    days between the first and the last dated match (a when-word follows the cue)
+    all_values(hits, cue)      every distinct Capitalised Name after a match, oldest first ("A; B"):
+                               two values of one fact are a contradiction to surface, not to settle
     user_turns()               every user turn of the history, read with ms.expand (no search)
 
 Each helper prints a few compact evidence lines and one `ANSWER: <value> | evidence seqs:
@@ -90,11 +94,8 @@ def date_of(hits, cue):
     if not found:
         return _answer("unknown", [], " (no statement matched)")
     h, m = found[0]
-    e = ms.expand(h.seq)  # noqa: F821 - `ms` is the kernel's global  (MATERIALIZE the exact event)
-    day = _dt.date.fromisoformat(e.time[:10])
-    if m.group("when").lower() in ("yesterday", "last night"):
-        day -= _dt.timedelta(days=1)
-    print(f"  seq={h.seq} was written {e.time[:16]} and says {m.group('when')!r}")
+    day = _day(h, m)
+    print(f"  seq={h.seq} was written {h.time[:16]} and says {m.group('when')!r}")
     return _answer(day.isoformat(), [h.seq])
 
 
@@ -110,6 +111,54 @@ def total(hits, cue):
         return _answer("unknown", [], " (no amount matched)")
     s = sum(amounts)
     return _answer(f"${s:,.2f}".replace(".00", ""), [h.seq for h, _ in found])
+
+
+def earliest(hits, cue):
+    """The Capitalised Name right after the earliest statement matching `cue`."""
+    found = sorted(_matches(hits, _rx(cue, r"\s+" + _NAME)), key=lambda x: (x[0].time, x[0].seq))
+    print(f"{len(hits)} turns searched, {len(found)} statements match")
+    _show(found[:4], 4)
+    if not found:
+        return _answer("unknown", [], " (no statement matched)")
+    h, m = found[0]
+    return _answer(m.group("value"), [h.seq for h, _ in found])
+
+
+def _day(h, m):
+    e = ms.expand(h.seq)  # noqa: F821 - `ms` is the kernel's global  (MATERIALIZE the exact event)
+    day = _dt.date.fromisoformat(e.time[:10])
+    if m.group("when").lower() in ("yesterday", "last night"):
+        day -= _dt.timedelta(days=1)
+    return day
+
+
+def days_between(hits, cue):
+    """Days between the first and the last statement matching `cue` + a when-word (their dates)."""
+    found = _matches(hits, _rx(cue, r"\s+" + _WHEN))
+    print(f"{len(hits)} turns searched, {len(found)} statements match")
+    _show(found, 4)
+    if len(found) < 2:
+        return _answer("unknown", [h.seq for h, _ in found], " (need two dated statements)")
+    days = sorted((_day(h, m), h.seq) for h, m in found)
+    (d0, s0), (d1, s1) = days[0], days[-1]
+    print(f"  first {d0} (seq={s0}), last {d1} (seq={s1})")
+    return _answer(str((d1 - d0).days), [s0, s1])
+
+
+def all_values(hits, cue):
+    """Every distinct Capitalised Name after a statement matching `cue`, oldest first, joined by '; '."""
+    found = sorted(_matches(hits, _rx(cue, r"\s+" + _NAME)), key=lambda x: (x[0].time, x[0].seq))
+    print(f"{len(hits)} turns searched, {len(found)} statements match")
+    _show(found, 6)
+    if not found:
+        return _answer("unknown", [], " (no statement matched)")
+    values, seqs = [], []
+    for h, m in found:
+        if m.group("value") not in values:
+            values.append(m.group("value"))
+            seqs.append(h.seq)
+    note = " (the history states different values: a contradiction)" if len(values) > 1 else ""
+    return _answer("; ".join(values), seqs, note)
 
 
 def user_turns(session=None):

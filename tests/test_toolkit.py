@@ -80,7 +80,8 @@ def test_the_system_prompt_documents_exactly_the_toolkit():
     src = Path(__file__).resolve().parents[1] / "scroll" / "toolkit.py"
     public = {n.name for n in ast.parse(src.read_text()).body if isinstance(n, ast.FunctionDef)
               and not n.name.startswith("_")}
-    assert public == {"latest", "count_sessions", "date_of", "total", "user_turns"}
+    assert public == {"latest", "count_sessions", "date_of", "total", "user_turns", "earliest", "days_between",
+                      "all_values"}
     section = SYSTEM_PROMPT.split("Helpers over hits")[1].split("Rules:")[0]
     documented = set(re.findall(r"\b(\w+)\((?:hits, cue|)\)", section))
     assert documented == public

@@ -1,7 +1,8 @@
 """The code cells the reference policy writes, one program per question template.
 
 A `Program` is matched against the question and names a kernel helper
-(scroll/toolkit.py: latest | count_sessions | date_of | total), the BM25 query that
+(scroll/toolkit.py: latest | count_sessions | date_of | total | earliest | days_between |
+all_values), the BM25 query that
 locates the candidates and the cue (a short regex of the user's own statement). Its cells:
 
     solve   hits = ms.search(<query>, k=None, role="user")      LOCATE every candidate turn
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-HELPERS = ("latest", "count_sessions", "date_of", "total")
+HELPERS = ("latest", "count_sessions", "date_of", "total", "earliest", "days_between", "all_values")
 
 
 def _lit(s: str) -> str:
@@ -87,6 +88,43 @@ TEMPLATES = [
     (r"\bwhere does my ([a-z][\w-]*) live(?: now| these days| currently)?\b",
      lambda m: Program("relative_city", "latest", f"{m.group(1)} moved lives",
                        f"my {m.group(1)} lives in|my {m.group(1)} just moved to|my {m.group(1)} finally moved to")),
+    (r"\bwhere does my friend ([A-Z][\w'-]*) live(?: now| these days| currently)?\b",
+     lambda m: Program("friend_city", "latest", f"{m.group(1)} lives moved",
+                       f"my friend {m.group(1)} lives in|{m.group(1)} just moved to|{m.group(1)} moved to")),
+    # knowledge update, recall and preference: one statement (the latest wins)
+    (r"\bwho is my manager(?: now| currently)?\b",
+     _fixed("update_manager", "latest", "manager", "My manager is|My new manager is")),
+    (r"\bwhich city was i born in\b|\bwhere was i born\b", _fixed("recall_born", "latest", "born", "I was born in")),
+    (r"\bwhat is my dentist'?s name\b|\bwho is my dentist\b",
+     _fixed("recall_dentist", "latest", "dentist Dr", r"My dentist is Dr\.")),
+    (r"\b(?:in )?which city did i get married(?: in)?\b|\bwhere did i get married\b",
+     _fixed("recall_married", "latest", "married", "We got married in|I got married in")),
+    (r"\bwhich city did i go to university in\b|\bwhere did i go to university\b",
+     _fixed("recall_university", "latest", "university", "I went to university in")),
+    (r"\bwhat is my favou?rite cuisine\b", _fixed("pref_cuisine", "latest", "favourite cuisine", "My favourite cuisine is")),
+    (r"\bwho is my favou?rite author\b", _fixed("pref_author", "latest", "favourite author", "My favourite author is")),
+    (r"\bwhat is my dream destination\b",
+     _fixed("pref_destination", "latest", "dream destination", "My dream destination is")),
+    (r"\bwhat is my favou?rite board game\b",
+     _fixed("pref_board_game", "latest", "favourite board game", "My favourite board game is")),
+    # temporal: a first time, which came first, days between
+    (r"\b(?:on what date|when) did i have my first ([a-z]+) lesson\b",
+     lambda m: Program("date_lesson", "date_of", f"first {m.group(1)} lesson", f"I had my first {m.group(1)} lesson")),
+    (r"\bwhich holiday did i take first: ([A-Z][\w' -]*?) or ([A-Z][\w' -]*?)\s*\??$",
+     lambda m: Program("holiday_order", "earliest", f"holiday {m.group(1)} {m.group(2)}",
+                       f"got back from my holiday in(?= (?:{m.group(1)}|{m.group(2)})\\b)")),
+    (r"\bhow many days passed between my business trip to ([A-Z][\w' -]*?) and my business trip to "
+     r"([A-Z][\w' -]*?)\s*\??$",
+     lambda m: Program("trip_gap", "days_between", f"business trip {m.group(1)} {m.group(2)}",
+                       f"flew back from my business trip to (?:{m.group(1)}|{m.group(2)})")),
+    # contradictions: every value the history states for one fact
+    (r"\bwhat is my middle name\b", _fixed("conflict_middle_name", "all_values", "middle name", "My middle name is")),
+    (r"\bwhich city did i grow up in\b|\bwhere did i grow up\b",
+     _fixed("conflict_grew_up", "all_values", "grew up", "I grew up in")),
+    (r"\bwhat was my first pet called\b|\bwhat was my first pet'?s name\b",
+     _fixed("conflict_first_pet", "all_values", "first pet called", r"My first pet was a \w+ called")),
+    (r"\bwhere was my first job\b|\bwhich company was my first job at\b",
+     _fixed("conflict_first_job", "all_values", "first job", "My first job was at")),
 ]
 
 

@@ -1,6 +1,6 @@
 """Answer checking for the generated tasks: normalize, then accept only the right value.
 
-Three value types, one rule each:
+Five value types, one rule each:
 
 * number (counts, sums): every number in the answer is read (digits with `,` thousands
   separators and decimals, `$`, or English number words up to the millions, "twenty-one",
@@ -13,8 +13,13 @@ Three value types, one rule each:
 * entity (a city, a company): case, punctuation, "the" and extra spaces are ignored; right
   when the expected name occurs as whole words and no known wrong value (the task's
   distractors: older values, other people's values) occurs.
+* set (a contradiction: the history states two values of one fact): right when EVERY
+  expected name occurs (the answer surfaces the conflict) and no distractor does.
+* abstain (the history never says): right when the answer says so ("unknown", "not
+  mentioned", "you never told me", "I don't know", ...) and names no planted value
+  (distractors) and no number or date.
 
-Empty answers and "unknown" / "I don't know" never pass.
+Empty answers never pass; "unknown" / "I don't know" pass only where abstaining is right.
 """
 from __future__ import annotations
 
@@ -37,6 +42,11 @@ _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _NUMWORD = set(_UNITS) | set(_TENS) | set(_SCALES)
 _ORDINALS = {"once": 1, "twice": 2, "thrice": 3}
 
+_ABSTAIN = re.compile(
+    r"\b(unknown|not (?:been |ever )?(?:mentioned|stated|said|told|specified|provided|recorded|in (?:the|our|my) "
+    r"(?:history|conversations?|records?|notes))|never (?:mentioned|told|said|stated|specified)|"
+    r"no (?:information|record|mention|evidence)|(?:don'?t|do not) know|cannot (?:tell|determine|find|answer)|"
+    r"can'?t (?:tell|determine|find|answer)|not sure|no answer|n/a)\b", re.I)
 _REFUSALS = re.compile(r"^\s*(unknown|n/?a|none|i don'?t know|not sure|no answer|cannot (tell|determine))\W*$",
                        re.I)
 
@@ -154,7 +164,13 @@ def check_answer(answer_text, expected, value_type: str, distractors=()) -> bool
     if answer_text is None:
         return False
     text = str(answer_text).strip()
-    if not text or _REFUSALS.match(text):
+    if not text:
+        return False
+    if value_type == "abstain":
+        norm = normalize_text(text)
+        return (_ABSTAIN.search(text) is not None and not any(_contains(norm, d) for d in distractors)
+                and not parse_numbers(text) and not parse_dates(text))
+    if _REFUSALS.match(text):
         return False
     if value_type == "number":
         nums = parse_numbers(text)
@@ -169,4 +185,10 @@ def check_answer(answer_text, expected, value_type: str, distractors=()) -> bool
             return False
         return not any(_contains(norm, d) for d in distractors
                        if normalize_text(d) != normalize_text(str(expected)))
+    if value_type == "set":
+        norm = normalize_text(text)
+        want = [str(v) for v in (expected if isinstance(expected, (list, tuple)) else [expected])]
+        wanted = {normalize_text(v) for v in want}
+        return (all(_contains(norm, v) for v in want)
+                and not any(_contains(norm, d) for d in distractors if normalize_text(d) not in wanted))
     raise ValueError(f"unknown value_type {value_type!r}")

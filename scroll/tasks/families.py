@@ -92,7 +92,7 @@ def _p(rng, session, fact, ack, evidence=False) -> Plant:
 
 def _task(qid, family, question, answer, kind, value, value_type, distractors, params) -> Task:
     return Task(question_id=qid, question=question, answer=answer, kind=kind, value=value,
-                value_type=value_type, distractors=sorted(set(distractors) - {value}), family=family,
+                value_type=value_type, distractors=sorted(set(distractors) - set(value if isinstance(value, list) else [value])), family=family,
                 params=params)
 
 
@@ -368,3 +368,17 @@ KINDS = {"update_city": "knowledge_update", "update_employer": "knowledge_update
          "relative_city": "knowledge_update", "count_dentist": "count", "count_yoga": "count",
          "count_haircut": "count", "meet_friend": "count", "date_adopt": "date", "date_race": "date",
          "sum_bike": "sum", "sum_taxi": "sum", "sum_groceries": "sum"}
+
+# the benchmark's memory categories (recall, temporal, contradiction, abstention, preference);
+# imported last: families_memory builds on this module's primitives
+from .families_memory import MEMORY_FAMILIES, MEMORY_KINDS  # noqa: E402
+
+FAMILIES.update(MEMORY_FAMILIES)
+KINDS.update(MEMORY_KINDS)
+# the table's categories: kinds that answer the same kind of question are grouped
+CATEGORIES = {"date": "temporal", "count": "aggregation", "sum": "aggregation"}
+
+
+def category_of(kind: str) -> str:
+    """The benchmark category of a task kind (date -> temporal, count/sum -> aggregation)."""
+    return CATEGORIES.get(kind, kind)

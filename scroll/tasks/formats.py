@@ -24,8 +24,13 @@ from pathlib import Path
 from .history import History
 
 LME_TYPES = {"knowledge_update": "knowledge-update", "count": "multi-session", "sum": "multi-session",
-             "date": "temporal-reasoning"}
-LOCOMO_CATEGORY = {"knowledge_update": 4, "count": 1, "sum": 1, "date": 2}  # single-hop, multi-hop, temporal
+             "date": "temporal-reasoning", "temporal": "temporal-reasoning", "recall": "single-session-user",
+             "preference": "single-session-preference", "contradiction": "knowledge-update",
+             "abstention": "single-session-user"}  # abstention: LongMemEval marks it with an "_abs" id suffix
+# LoCoMo: 1 multi-hop, 2 temporal, 4 single-hop, 5 adversarial (not answerable from the conversation)
+LOCOMO_CATEGORY = {"knowledge_update": 4, "count": 1, "sum": 1, "date": 2, "temporal": 2, "recall": 4,
+                   "preference": 4, "contradiction": 1, "abstention": 5}
+NOT_MENTIONED = "Not mentioned in the conversation"
 
 
 def _when(iso: str) -> dt.datetime:
@@ -59,7 +64,8 @@ def to_longmemeval(h: History) -> list[dict]:
         for i in t.evidence_idx:
             si, ti = where[i]
             hay[si][ti]["has_answer"] = True
-        out.append({"question_id": t.question_id, "question_type": LME_TYPES.get(t.kind, t.kind),
+        qid = t.question_id + ("_abs" if t.kind == "abstention" else "")
+        out.append({"question_id": qid, "question_type": LME_TYPES.get(t.kind, t.kind),
                     "question": t.question, "answer": t.answer, "question_date": _lme_date(t.question_date),
                     "haystack_session_ids": ids, "haystack_dates": dates, "haystack_sessions": hay,
                     "answer_session_ids": sorted({ids[where[i][0]] for i in t.evidence_idx})})
@@ -76,8 +82,9 @@ def to_locomo(h: History, sample_id: str | None = None) -> list[dict]:
             dia[i] = f"D{n}:{j}"
             turns.append({"speaker": h.rows[i]["role"], "dia_id": dia[i], "text": h.rows[i]["text"]})
         conv[f"session_{n}"] = turns
-    qa = [{"question": t.question, "answer": t.answer, "evidence": [dia[i] for i in t.evidence_idx],
-           "category": LOCOMO_CATEGORY.get(t.kind, 1)} for t in h.tasks]
+    qa = [{"question": t.question, "answer": NOT_MENTIONED if t.kind == "abstention" else t.answer,
+           "evidence": [dia[i] for i in t.evidence_idx], "category": LOCOMO_CATEGORY.get(t.kind, 1)}
+          for t in h.tasks]
     sid = sample_id or f"scroll-gen-s{h.params.get('seed', 0)}"
     return [{"sample_id": sid, "conversation": conv, "qa": qa}]
 
