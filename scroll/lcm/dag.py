@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
@@ -42,6 +43,17 @@ from .config import LcmConfig, profile_of
 from .history import event_date, events_digest, format_event, granted_sessions, history_events
 from .store import DagStore, LcmError, Node, node_header, node_id_for, render_node
 from .summarize import Summarizer, Usage
+
+
+_BUILD_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _build_lock(path) -> threading.Lock:
+    """One lock per store file: two questions over one history build its DAG once (the second
+    waits, then resumes from the first's frontier without a model call)."""
+    with _LOCKS_GUARD:
+        return _BUILD_LOCKS.setdefault(str(path), threading.Lock())
 
 
 @dataclass
@@ -115,6 +127,10 @@ class SummaryDag:
     def build(self, llm: Any) -> BuildReport:
         """Stream the history into the context (resuming from the stored frontier), compacting
         as LCM does; store the new frontier. Model calls only for nodes not stored yet."""
+        with _build_lock(self.store.path.resolve()):
+            return self._build(llm)
+
+    def _build(self, llm: Any) -> BuildReport:
         cfg, report = self.config, BuildReport()
         self._count = llm.count_tokens
         profile = self.profile or profile_of(llm, cfg)

@@ -261,6 +261,14 @@ def node_id_for(profile: str, kind: str, ident: Iterable, variant: str = "") -> 
     return NODE_PREFIX + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
 
 
+def store_path(log: Any, path: str | os.PathLike | None = None, shared_dir: str | os.PathLike | None = None):
+    """`path` if given; else `<shared_dir>/<log id>.lcm.db` (snapshots of one log share its id,
+    so every question over one history shares one DAG); else None (`default_path`)."""
+    if path:
+        return Path(path)
+    return Path(shared_dir) / f"{log.log_id}.lcm.db" if shared_dir else None
+
+
 def default_path(log: Any) -> Path:
     """`<log path>.lcm.db`: a separate file, so the log itself is never written."""
     return Path(str(log.path) + SUFFIX)

@@ -16,20 +16,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
 from ..lcm.config import LcmConfig, sizes_for_window
 from ..lcm.dag import SummaryDag
-from ..lcm.store import DagStore
+from ..lcm.store import DagStore, store_path
 from ..lcm.summarize import Usage
 from .base import Answer, Budget, complete, context_room, fit_blocks, make_answer
+
+
+QUESTION_ALLOWANCE = 400   # characters of question the context leaves room for
 
 
 @dataclass
 class LcmContextManager:
     options: dict = field(default_factory=dict)   # LcmConfig fields (context_tokens and window come from the budget)
     store_path: str | None = None                  # default: <log>.lcm.db
+    store_dir: str | None = None                   # else: <store_dir>/<log id>.lcm.db, shared by every
+                                                   # snapshot of one history (the runner sets it)
     name: str = "lcm-context"
 
     def __post_init__(self) -> None:
@@ -41,7 +45,10 @@ class LcmContextManager:
         """The DAG's settings for this budget: the context gets what the answer prompt leaves;
         sizes default to LCM's reference values (600 / 900 / 512 / 2000 at an 8k window),
         scaled down for smaller windows; `options` override them."""
-        room = context_room(llm, budget, question, question_date, summaries=True)
+        # the room left by a question of QUESTION_ALLOWANCE characters, not by this question: every
+        # question over one history gets the same config, so they share one DAG (fit_blocks still
+        # drops the oldest blocks if a longer question does not fit)
+        room = context_room(llm, budget, "?" * QUESTION_ALLOWANCE, question_date, summaries=True)
         w = budget.context_window
         return LcmConfig(context_tokens=room, window=w, **{**sizes_for_window(w), **self.options})
 
@@ -49,7 +56,7 @@ class LcmContextManager:
                question_date: str | None = None) -> Answer:
         t0, usage = time.perf_counter(), Usage()
         cfg = self.config(llm, budget, question, question_date)
-        store = DagStore.for_log(log, Path(self.store_path) if self.store_path else None)
+        store = DagStore.for_log(log, store_path(log, self.store_path, self.store_dir))
         try:
             dag = SummaryDag(log, sessions, config=cfg, store=store)
             report = dag.build(llm)

@@ -25,6 +25,8 @@ class LcmLoopManager:
     loop: str | None = None                        # LoopConfig name/path (steps); budgets come from the Budget
     options: dict = field(default_factory=dict)    # LcmConfig fields (context_tokens and window come from the budget)
     store_path: str | None = None                  # default: <log>.lcm.db
+    store_dir: str | None = None                   # else: <store_dir>/<log id>.lcm.db, shared by every
+                                                   # snapshot of one history (the runner sets it)
     token_cap: int = 400                           # expand_query's answer cap
     name: str = "lcm"
 
@@ -50,7 +52,10 @@ class LcmLoopManager:
         loop_cfg, lcm_cfg = self.config(budget)
         granted = None if sessions is None else list(sessions)
         session = f"{self.name}-{uuid.uuid4().hex[:8]}"
-        box = LcmToolbox(log, session, llm, config=lcm_cfg, store_path=self.store_path, token_cap=self.token_cap,
+        from scroll.lcm.store import store_path
+
+        box = LcmToolbox(log, session, llm, config=lcm_cfg, store_path=store_path(log, self.store_path, self.store_dir),
+                         token_cap=self.token_cap,
                          max_output_chars=loop_cfg.max_output_chars)
         try:
             box.set_scope(granted)
