@@ -343,6 +343,11 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
         raise ValueError("a manager needs its budget (scroll.managers.base.Budget), and only a manager does")
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
+    if manager is not None and getattr(manager, "store_dir", False) is None:
+        # LCM's summary DAG: one per history (snapshots share the log id), built once, shared
+        import dataclasses
+
+        manager = dataclasses.replace(manager, store_dir=str(Path(out_dir) / "dags"))
     if not label or not label.strip():
         raise ValueError("label must name who answers (teacher, untrained, trained, ...)")
     ids = [r.task_id for r in refs]
