@@ -102,6 +102,37 @@ def recall_cmd(
             report.console_print(report.quality_table(res[key]))
 
 
+@bench_app.command("retrieval")
+def retrieval_cmd(
+    sizes: str = typer.Option("1e4,5e4,2e5,1e6", help="History lengths in tokens (comma-separated, >= 1000)."),
+    k: int = typer.Option(10, min=1, help="Recall@k: hits per search."),
+    seed: int = typer.Option(0, min=0, help="Generator seed of every history."),
+    policy: bool = typer.Option(True, help="Also run the reference policy (a test double) through Agent.run."),
+    work: str = typer.Option("var/bench/retrieval", help="Where the generated logs go."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
+    md: Optional[str] = typer.Option(None, "--md", help="Write the markdown table here."),
+    png: Optional[str] = typer.Option(None, "--png", help="Write the recall-vs-length plot here."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the table."),
+) -> None:
+    """No model: evidence recall@k of ms.search per category and history length, and the
+    reference policy's accuracy and exposure ratio (tokens printed / history tokens)."""
+    from scroll.bench import report
+    from scroll.bench.retrieval import measure_retrieval, plot, to_markdown
+    from scroll.provenance import git_sha
+
+    res = measure_retrieval(_sizes(sizes), work, k=k, seed=seed, policy=policy,
+                            progress=lambda m: print(m, file=sys.stderr, flush=True))
+    res.update(versions=report.versions(), machine=report.machine(), git_sha=git_sha(),
+               command="scroll bench retrieval " + " ".join(sys.argv[3:]))
+    if out:
+        report.write_json(out, res)
+    if md:
+        Path(md).write_text(to_markdown(res))
+    if png:
+        plot(res, png)
+    print(json.dumps(res, indent=2) if as_json else to_markdown(res))
+
+
 @bench_app.command("tune")
 def tune_cmd(
     words: int = typer.Option(60_000, min=1000, help="Words per generated corpus."),
