@@ -22,11 +22,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-BENCH_FAMILIES = ("update_city", "update_employer", "relative_city", "update_manager", "count_dentist", "meet_friend",
-                  "sum_bike", "count_yoga", "date_adopt", "date_race", "holiday_order", "trip_gap", "recall_born",
-                  "recall_dentist", "recall_married", "recall_university", "conflict_middle_name",
-                  "conflict_grew_up", "conflict_first_pet", "conflict_first_job", "abs_relative", "abs_friend",
-                  "abs_adopt", "abs_race", "pref_cuisine", "pref_author", "pref_destination", "pref_board_game")
+from scroll.tasks.families import BENCH_FAMILIES
+
 
 
 def _recall(hits, evidence) -> float:
@@ -49,14 +46,14 @@ def measure_length(target_tokens: int, work: Path, *, k: int = 10, seed: int = 0
     from scroll.policies.reference import ReferencePolicy
     from scroll.tasks import build_demo_log
     from scroll.tasks.families import category_of
+    from scroll.tasks.history import sized
 
     db = Path(work) / f"hist-{target_tokens}-s{seed}.db"
     for p in Path(work).glob(f"{db.name}*"):  # a fresh log each time: agent sessions must not pile up
         p.unlink() if p.is_file() else None
     t0 = time.perf_counter()
-    small = target_tokens < 40_000  # short sessions, so the smallest histories come out near their target
     log, tasks = build_demo_log(db, seed=seed, target_tokens=target_tokens, families=list(families), pool="all",
-                                min_sessions=16 if small else 40, exchanges=(2, 5) if small else (5, 14))
+                                **sized(target_tokens))
     rows = []
     with log:
         stats = log.stats()

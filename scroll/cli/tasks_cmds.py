@@ -70,6 +70,59 @@ def build_cmd(
     console().print(f"built in {summary['seconds']} s ({reused['n']} histories reused) → {out}")
 
 
+@tasks_app.command("write")
+def write_cmd(
+    out: Path = typer.Argument(..., help="The JSON file to write (replaced atomically)."),
+    fmt: str = typer.Option("longmemeval", "--format", help="longmemeval (one instance per question, each "
+                            "with the whole haystack) or locomo (one sample, its qa list)."),
+    tokens: str = typer.Option("200000", "--tokens", help="History length in tokens (chars/4): 1e4 ... 1e7."),
+    seed: int = typer.Option(0, min=0, help="Generator seed."),
+    families: Optional[str] = typer.Option(None, help="Comma-separated task families (default: the "
+                                           "benchmark's 28, every category 4 times)."),
+    questions: Optional[int] = typer.Option(None, min=1, help="Only the first N questions (LongMemEval repeats "
+                                            "the haystack per question: N x the history's size)."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Write one generated long history with its questions in a public benchmark format, so
+    every loader (scroll import, scroll bench run --data) reads it."""
+    import os
+    import time
+
+    from scroll.tasks.families import BENCH_FAMILIES
+    from scroll.tasks.formats import write_locomo, write_longmemeval
+    from scroll.tasks.history import build_history, sized
+
+    if fmt not in ("longmemeval", "locomo"):
+        fail(f"--format must be longmemeval or locomo, not {fmt!r}", as_json=as_json)
+    try:
+        n = int(float(tokens))
+    except ValueError:
+        fail(f"--tokens must be a number like 2e5, not {tokens!r}", as_json=as_json)
+    if n < 1000:
+        fail("--tokens must be >= 1000", as_json=as_json)
+    names = [x.strip() for x in families.split(",") if x.strip()] if families else list(BENCH_FAMILIES)
+    t0 = time.perf_counter()
+    try:
+        h = build_history(seed=seed, target_tokens=n, families=names, pool="all", **sized(n))
+    except ValueError as e:
+        fail(str(e), as_json=as_json)
+    gen_s = time.perf_counter() - t0
+    if questions:
+        h.tasks = h.tasks[:questions]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    (write_longmemeval if fmt == "longmemeval" else write_locomo)(h, tmp)
+    os.replace(tmp, out)
+    summary = {"out": str(out), "format": fmt, "target_tokens": n, "tokens": h.n_tokens, "sessions": len(h.sessions),
+               "events": len(h.rows), "questions": len(h.tasks), "bytes": out.stat().st_size, "seed": seed,
+               "generate_s": round(gen_s, 3), "total_s": round(time.perf_counter() - t0, 3)}
+    if as_json:
+        emit_json(summary)
+        return
+    console().print(f"{fmt}: {summary['questions']} questions over {summary['tokens']:,} tokens "
+                    f"({summary['sessions']} sessions) -> {out} ({summary['bytes']:,} bytes) in {summary['total_s']} s")
+
+
 @tasks_app.command("show")
 def show_cmd(
     out: Path = typer.Argument(..., help="A task-set directory (holding taskset.json)."),

@@ -130,6 +130,14 @@ def build_history(seed: int = 0, target_tokens: int = 200_000, families: list[st
     return History(rows=rows, tasks=tasks, sessions=info, params=params)
 
 
+def sized(target_tokens: int) -> dict:
+    """Session settings that keep a history near `target_tokens` down to ~10 k (the defaults'
+    40 sessions of 5-14 exchanges alone make ~50 k tokens)."""
+    if target_tokens < 40_000:
+        return {"min_sessions": 16, "exchanges": (2, 5)}
+    return {"min_sessions": 40, "exchanges": (5, 14)}
+
+
 def build_demo_log(path, seed: int = 0, target_tokens: int = 200_000, families: list[str] | None = None,
                    durability: str = "normal", **history_kw):
     """Generate the history and append it to a NEW EventLog at `path` -> (EventLog, tasks).
