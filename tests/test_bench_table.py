@@ -35,7 +35,9 @@ def test_table_numbers_are_recomputed_from_records(tmp_path):
     assert [r["manager"] for r in rep["rows"]] == ["scroll", "rag"]  # the fixed order, not the argument order
     rag = rep["rows"][1]
     assert rag["n"] == 3 and rag["correct"] == 2 and rag["accuracy"] == pytest.approx(2 / 3)
-    assert rag["by_kind"]["count"]["accuracy"] == 0.5 and rag["by_kind"]["date"]["accuracy"] == 1.0
+    # categories: count -> aggregation, date -> temporal (scroll.tasks.families.category_of)
+    assert rep["kinds"] == ["aggregation", "temporal"]
+    assert rag["by_kind"]["aggregation"]["accuracy"] == 0.5 and rag["by_kind"]["temporal"]["accuracy"] == 1.0
     assert rag["tokens_per_question"] == pytest.approx((110 + 110 + 330) / 3)   # 183.33
     assert rag["wall_s_per_question"] == pytest.approx(8 / 3)
     lo, hi = rag["ci95"]

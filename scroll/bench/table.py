@@ -4,8 +4,9 @@ question, recomputed from the runners' JSONL records (never typed in).
     rep = build_table(["var/bench/scroll", "var/bench/rag", ...])   # each a `scroll bench run --out` folder
     to_markdown(rep); plot_table(rep, "table.png")
 
-A row is one (manager, label) pair; categories are the tasks' kinds (knowledge_update,
-count, date, sum, ...; for a public benchmark file, its question types: LongMemEval
+A row is one (manager, label) pair; categories are `scroll.tasks.families.category_of` of the
+tasks' kinds (date -> temporal, count and sum -> aggregation; the others as they are; for a
+public benchmark file, its question types: LongMemEval
 question_type, LoCoMo category, BEAM ability, OOLONG task). Records that carry a partial-credit
 `score` (F1, rubric mean, 0.75^|diff|) also get the mean score, overall and per category, beside
 the accuracy, and the row names its judges. Every row must share one backbone (the model each backend reports),
@@ -51,12 +52,15 @@ def build_table(run_dirs: list[str | os.PathLike], *, allow_mixed_backbones: boo
     models = sorted({str(r.model) for r in recs})
     if len(models) > 1 and not allow_mixed_backbones:
         raise ValueError(f"the records come from several backbones {models}: one table compares managers on ONE model")
-    kinds = sorted({r.kind for r in recs})
+    from scroll.tasks.families import category_of
+
+    cat = {id(r): category_of(r.kind) for r in recs}
+    kinds = sorted(set(cat.values()))
     out_rows = []
     for (manager, label), rs in sorted(rows.items(), key=lambda kv: (ORDER.index(kv[0][0]) if kv[0][0] in ORDER
                                                                      else len(ORDER), kv[0])):
         row = {"manager": manager, "label": label, **_rate_of(rs),
-               "by_kind": {k: _rate_of([r for r in rs if r.kind == k]) for k in kinds},
+               "by_kind": {k: _rate_of([r for r in rs if cat[id(r)] == k]) for k in kinds},
                "judges": sorted({r.judge for r in rs}),
                "tokens_per_question": _mean([(r.prompt_tokens or 0) + (r.completion_tokens or 0) for r in rs]),
                "prompt_tokens_per_question": _mean([r.prompt_tokens for r in rs]),
