@@ -102,6 +102,14 @@ def recall_cmd(
             report.console_print(report.quality_table(res[key]))
 
 
+def first_histories(refs: list, n: int | None) -> list:
+    """The refs over the first `n` distinct histories (in the order their db files sort), in ref order."""
+    if not n:
+        return refs
+    keep = set(sorted({str(r.db) for r in refs})[:n])
+    return [r for r in refs if str(r.db) in keep]
+
+
 @bench_app.command("retrieval")
 def retrieval_cmd(
     sizes: str = typer.Option("1e4,5e4,2e5,1e6", help="History lengths in tokens (comma-separated, >= 1000)."),
@@ -224,6 +232,9 @@ def run_cmd(
     out: Path = typer.Option(..., "--out", help="Output folder (runs.jsonl, resumable)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Tasks per split (first N); with --data: "
                                         "the file's first N questions."),
+    histories: Optional[int] = typer.Option(None, "--histories", min=1, help="Only the questions over the "
+                                            "first N histories (of each split, or of the file): for managers "
+                                            "whose cost grows per history, like lcm's summary DAG."),
     concurrency: int = typer.Option(2, "--concurrency", min=1, help="Tasks in parallel."),
     label: Optional[str] = typer.Option(None, "--label", help="Who answers, in the records [default: the manager]."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary JSON on stdout."),
@@ -260,10 +271,14 @@ def run_cmd(
         make, _ = _backend_factory(teacher, model_url, llm, model)
         mgr = None if on_loop_path else make_manager(manager, **({"loop": loop} if manager == "lcm" else {}))
         if data is None:
-            refs = _refs(taskset, split, limit)
+            refs = _refs(taskset, split, None if histories else limit)
+            if histories:
+                refs = [r for s in dict.fromkeys(split) for r in first_histories([r for r in refs if r.split == s],
+                                                                                histories)][:limit]
         else:
             refs, prep, judge_backend = _data_refs(data, fmt, probing, import_dir or out / "histories", limit,
                                                    judge_url, judge_llm, judge_model)
+            refs = first_histories(refs, histories)
             if not as_json:
                 typer.echo(f"{prep.format}: {len(refs)} of {prep.questions_in_file} questions over {prep.histories} "
                            f"histories ({prep.imported} imported now); judge: {refs[0].task.judge_name}", err=True)
