@@ -31,9 +31,9 @@ def _recall(hits, evidence) -> float:
     return len(got & set(evidence)) / len(set(evidence))
 
 
-def _mean(xs):
+def _mean(xs, digits: int = 4):
     xs = list(xs)
-    return round(sum(xs) / len(xs), 4) if xs else None
+    return round(sum(xs) / len(xs), digits) if xs else None
 
 
 def measure_length(target_tokens: int, work: Path, *, k: int = 10, seed: int = 0,
@@ -89,8 +89,8 @@ def summarize(length: dict) -> dict:
                   "recall_question": _mean(r["recall_question"] for r in ev),
                   "recall_program": _mean(r["recall_program"] for r in ev),
                   "policy_accuracy": _mean(float(r["policy_correct"]) for r in rs if "policy_correct" in r),
-                  "exposure_ratio": _mean(r["exposure_tokens"] / length["tokens"] for r in rs
-                                          if "exposure_tokens" in r)}
+                  "exposure_ratio": _mean((r["exposure_tokens"] / length["tokens"] for r in rs
+                                           if "exposure_tokens" in r), 10)}
     return out
 
 
@@ -115,8 +115,8 @@ def measure_retrieval(sizes: Sequence[int], work, *, k: int = 10, seed: int = 0,
 def to_markdown(res: dict) -> str:
     k = res["k"]
     lines = [f"| history tokens | category | n | recall@{k} (question) | recall@{k} (program query) | "
-             "reference policy accuracy | exposure ratio |", "|---|---|---|---|---|---|---|"]
-    fmt = lambda x, pct=True: "–" if x is None else (f"{100 * x:.1f} %" if pct else f"{x:.2e}")  # noqa: E731
+             "reference policy accuracy | exposure (printed / history tokens) |", "|---|---|---|---|---|---|---|"]
+    fmt = lambda x, pct=True: "–" if x is None else (f"{100 * x:.1f} %" if pct else f"{100 * x:.2g} %")  # noqa: E731
     for length in res["lengths"]:
         for c, s in length["by_category"].items():
             lines.append(f"| {length['tokens']:,} | {c} | {s['n']} | {fmt(s['recall_question'])} | "
