@@ -64,10 +64,16 @@ class LcmConfig:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
 
 
-def sizes_for_window(window: int) -> dict[str, int]:
-    """LCM's reference sizes (600 / 900 / 512 / 2000 at an 8 k window), scaled down for smaller windows."""
-    return dict(leaf_target=min(600, window // 8), condensed_target=min(900, window // 6),
-                truncate_tokens=min(512, window // 10), leaf_chunk_tokens=min(2000, max(64, window // 3)))
+def sizes_for(window: int, context_tokens: int) -> dict[str, int]:
+    """LCM's reference sizes (leaf 600 / condensed 900 / level-3 512 / leaf chunk 2000 tokens for an
+    8,000-token context at an 8 k window), scaled down with the smaller of the two ratios.
+
+    Scaling by the window alone is not enough: a 2,000-token active context with 512-token leaf
+    summaries holds two of them, so every new leaf forces a condensation and the DAG grows one
+    level per few events (measured: 16 events summarized in 3 minutes of a 200 k-token history)."""
+    scale = min(1.0, window / 8192, context_tokens / 8000)
+    return dict(leaf_target=max(32, int(600 * scale)), condensed_target=max(48, int(900 * scale)),
+                truncate_tokens=max(32, int(512 * scale)), leaf_chunk_tokens=max(64, int(2000 * scale)))
 
 
 def profile_of(llm: Any, config: LcmConfig) -> str:
@@ -77,4 +83,4 @@ def profile_of(llm: Any, config: LcmConfig) -> str:
             f"{config.leaf_target}/{config.condensed_target}/{config.truncate_tokens}/{config.window}")
 
 
-__all__ = ["LcmConfig", "profile_of", "sizes_for_window", "PROMPT_VERSION"]
+__all__ = ["LcmConfig", "profile_of", "sizes_for", "PROMPT_VERSION"]

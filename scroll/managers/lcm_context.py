@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..lcm.config import LcmConfig, sizes_for_window
+from ..lcm.config import LcmConfig, sizes_for
 from ..lcm.dag import SummaryDag
 from ..lcm.store import DagStore, store_path
 from ..lcm.summarize import Usage
@@ -43,14 +43,14 @@ class LcmContextManager:
 
     def config(self, llm: Any, budget: Budget, question: str, question_date: str | None = None) -> LcmConfig:
         """The DAG's settings for this budget: the context gets what the answer prompt leaves;
-        sizes default to LCM's reference values (600 / 900 / 512 / 2000 at an 8k window),
-        scaled down for smaller windows; `options` override them."""
+        sizes default to LCM's reference values (600 / 900 / 512 / 2000 for an 8k context at an
+        8k window), scaled down for smaller windows or contexts (`sizes_for`); `options` override them."""
         # the room left by a question of QUESTION_ALLOWANCE characters, not by this question: every
         # question over one history gets the same config, so they share one DAG (fit_blocks still
         # drops the oldest blocks if a longer question does not fit)
         room = context_room(llm, budget, "?" * QUESTION_ALLOWANCE, question_date, summaries=True)
         w = budget.context_window
-        return LcmConfig(context_tokens=room, window=w, **{**sizes_for_window(w), **self.options})
+        return LcmConfig(context_tokens=room, window=w, **{**sizes_for(w, room), **self.options})
 
     def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
                question_date: str | None = None) -> Answer:

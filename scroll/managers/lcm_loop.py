@@ -36,12 +36,12 @@ class LcmLoopManager:
             raise ValueError(f"lcm: {sorted(bad)} come from the budget, not options")
 
     def config(self, budget: Budget):
-        from scroll.lcm.config import LcmConfig, sizes_for_window
+        from scroll.lcm.config import LcmConfig, sizes_for
 
         cfg = ScrollManager(loop=self.loop).config(budget)
         w = budget.context_window
-        return cfg, LcmConfig(context_tokens=max(128, cfg.hard_budget // 2), window=w,
-                              **{**sizes_for_window(w), **self.options})
+        ctx = max(128, cfg.hard_budget // 2)
+        return cfg, LcmConfig(context_tokens=ctx, window=w, **{**sizes_for(w, ctx), **self.options})
 
     def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
                question_date: str | None = None) -> Answer:
