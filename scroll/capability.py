@@ -17,6 +17,9 @@ notebook adapter, the CLI and every later surface. What is decided here, once:
 * **Label hygiene.** Nothing here reads the label sidecar (scroll.labels); events carry
   no labels (the importers and generators keep them out), so no answer can leak through
   `ms`.
+* **Model calls.** `llm_map` / `agent_map` and their jobs are answered by the session's
+  operator engine (scroll.operators), with its own budget of model calls and tokens per
+  root task, separate from host time; a surface without one refuses them.
 * **Control signals.** `final(answer)` is a call the capability records
   (`end_cell()` hands it to the loop), never text printed to stdout that history could
   imitate.
@@ -103,10 +106,16 @@ class Capability:
     """The `ms` object's host side for one owner (a kernel session, a CLI call, a surface)."""
 
     METHODS = ("ping", "search", "expand", "payload", "recent", "sessions", "headlines", "final")
+    # wire name -> the operator engine's method (scroll.operators.engine)
+    OPERATOR_METHODS = {"llm_map": "llm_map", "agent_map": "agent_map", "map_items": "map_items",
+                        "map_start": "map_start", "job_wait": "job_wait", "job_results": "job_results",
+                        "job_cancel": "job_cancel", "jobs": "jobs_status"}
 
     def __init__(self, log: Any, *, sessions: Iterable[str] | None = None, own_session: str | None = None,
-                 headlines: Callable[[], list] | None = None, budgets: Budgets | None = None):
+                 headlines: Callable[[], list] | None = None, budgets: Budgets | None = None,
+                 operators: Any = None):
         self.log = log
+        self.operators = operators  # scroll.operators.OperatorEngine, or None: no model calls
         self.own_session = own_session
         self.sessions_scope: frozenset[str] | None = None
         self.set_scope(sessions)
@@ -133,11 +142,20 @@ class Capability:
         self._deadline, self._replay, self._final = deadline, replay, None
         self.host_seconds, self.calls = 0.0, 0
         self.epoch += 1  # connections from earlier cells are dropped by the socket service
+        if self.operators is not None:
+            self.operators.begin_cell(deadline, replay)
 
     def end_cell(self) -> str | None:
         """The answer `final()` submitted during the cell, if any; closes the cell's budget."""
         answer, self._final, self._deadline = self._final, None, None
+        if self.operators is not None:
+            self.operators.end_cell()  # blocking maps still running die with their cell
         return answer
+
+    def close(self) -> None:
+        """The session ends: its jobs are cancelled (they die with their kernel session)."""
+        if self.operators is not None:
+            self.operators.close()
 
     def send_budget(self) -> float | None:
         """Seconds a reply may wait for a client that is slow to read it (None: no cell running)."""
@@ -158,9 +176,15 @@ class Capability:
             method, params = req.get("method"), req.get("params") or {}
             if not isinstance(method, str) or not isinstance(params, dict):
                 raise CapabilityError("method must be a string and params an object")
-            if method not in self.METHODS:
+            if method in self.OPERATOR_METHODS:
+                if self.operators is None:
+                    raise CapabilityError(f"{method}: not available here (no model backend is attached to "
+                                          "this surface)")
+                result = getattr(self.operators, self.OPERATOR_METHODS[method])(**params)
+            elif method not in self.METHODS:
                 raise CapabilityError(f"unknown method {method!r}")
-            result = getattr(self, method)(**params)
+            else:
+                result = getattr(self, method)(**params)
             return {"id": rid, "ok": True, "result": result}
         except TypeError as e:
             return {"id": rid, "ok": False, "error": f"bad params: {e}"}

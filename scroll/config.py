@@ -31,6 +31,14 @@ class LoopConfig:
     history_access: bool = True      # False: `ms` cannot read history; the newest history that fits is in the view
     persistent_kernel: bool = True   # False: every cell starts from an empty namespace (ms + helpers only)
     headline_index: bool = True      # False: evicted steps leave the view without a headline index
+    # ms.llm_map / ms.agent_map (scroll.operators): their own budget, apart from the cell's host time
+    map_llm: str | None = None       # an LLM config (path or preset name) for llm_map; None: this loop's backend
+    model_calls_budget: int = 10_000       # operator model calls per root task (sub-sessions included)
+    model_tokens_budget: int = 20_000_000  # their prompt + completion tokens
+    map_max_items: int = 20_000      # items per map
+    map_max_new_tokens: int = 512    # max_tokens of each llm_map reply
+    agent_map_depth: int = 3         # sub-session depth below the root task
+    agent_map_sessions: int = 64     # sub-sessions per root task
 
     def __post_init__(self) -> None:
         self.validate()
@@ -47,6 +55,13 @@ class LoopConfig:
             (self.tier_cap >= 2, "tier_cap must be >= 2"),
             (self.no_code_strikes >= 1, "no_code_strikes must be >= 1"),
             (self.backend_retries >= 0, "backend_retries must be >= 0"),
+            (self.map_llm is None or (isinstance(self.map_llm, str) and self.map_llm.strip() != ""),
+             "map_llm must be an LLM config name or path (or null)"),
+            (self.model_calls_budget >= 0 and self.model_tokens_budget >= 0, "model budgets must be >= 0"),
+            (self.map_max_items >= 1, "map_max_items must be >= 1"),
+            (self.map_max_new_tokens >= 1, "map_max_new_tokens must be >= 1"),
+            (self.agent_map_depth >= 0, "agent_map_depth must be >= 0"),
+            (self.agent_map_sessions >= 0, "agent_map_sessions must be >= 0"),
         ]
         for ok, msg in checks:
             if not ok:

@@ -29,6 +29,11 @@ The capability object `ms` (read-only toward history; every result carries its `
   ms.recent(n=10, session=None) -> the last n history events     ms.sessions() -> one dict per session
   ms.payload(handle) -> the full text of a payload (e.g. an output that was cut)
   ms.headlines() -> the index of steps evicted from your view (each with lo, hi): ms.expand(lo, hi) brings them back
+  ms.llm_map(items, prompt, schema=None, concurrency=16, retries=3) -> one stateless model call per item, in parallel
+      on the host; a list in item order of {"index","ok","value"|"error"} (schema: a JSON schema the value must match);
+      wait=False -> a job: job.wait(timeout), job.results(), job.cancel(); .handle is the full JSONL (ms.payload)
+  ms.agent_map(items, task, retain="work you keep", delegate="work each sub-session does", chunk=1) -> a sub-agent
+      per chunk of items (strictly fewer items than you pass), each answer in item order; wait=False -> a job
   final(answer) -> ends the task with your answer
 Helpers over hits (a `cue` is a case-insensitive regex; each prints evidence and `ANSWER: ... | evidence seqs: [...]`):
   latest(hits, cue) -> the Capitalised Name after the latest match     count_sessions(hits, cue) -> sessions with a match

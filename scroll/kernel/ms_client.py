@@ -9,6 +9,10 @@
     ms.payload(handle) -> str (or bytes when not UTF-8)
     ms.recent(n=10, session=None, origin="history"); ms.sessions() -> list[dict]
     ms.headlines() -> list;  ms.final(answer) -> submits the task's answer
+    ms.llm_map(items, prompt, schema=None, concurrency=16, retries=3, wait=True)
+        -> MapResults (one dict per item, in order) or, with wait=False, a Job
+    ms.agent_map(items, task, retain=..., delegate=..., concurrency=4, chunk=1, wait=True)
+    ms.jobs() -> [status, ...];  Job.wait(timeout) / .results() / .cancel() / .status()
 
 Large event texts are loaded lazily: `Record.text` fetches them through the payload handle
 on first access. Large ranges and payloads arrive in pages (the host caps each reply's
@@ -57,6 +61,76 @@ class Record:
         t = t if len(t) <= 80 else t[:77] + "..."
         score = "" if self.score is None else f" score={self.score:.3f}"
         return f"Record(seq={self.seq}{score} {self.session}/{self.kind}/{self.role}: {t!r})"
+
+
+class MapResults(list):
+    """A map's results in item order: one dict per item, {"index", "ok", "value"} or
+    {"index", "ok": False, "error"}; `.handle` is the JSONL payload (ms.payload(handle))."""
+
+    def __init__(self, records, status):
+        list.__init__(self, records)
+        self.job, self.handle = status.get("job"), status.get("handle")
+        self.ok, self.failed = status.get("ok"), status.get("failed")
+
+    def values(self):
+        """Each item's value (None where it failed)."""
+        return [r.get("value") if r.get("ok") else None for r in self]
+
+    def errors(self):
+        return [r for r in self if not r.get("ok")]
+
+
+class Job:
+    """A map running on the host (ms.llm_map(..., wait=False)); lives across cells until it
+    ends, is cancelled, or the session closes."""
+
+    def __init__(self, ms, status):
+        self._ms, self.id, self._status = ms, status["job"], status
+
+    def status(self):
+        self._status = self._ms._call("job_wait", job=self.id, timeout=0)
+        return self._status
+
+    @property
+    def done(self):
+        return self.status()["state"] != "running"
+
+    def wait(self, timeout=None):
+        """Block until the job ends or `timeout` seconds pass (None: until it ends, within
+        the cell's time); returns True when it has ended."""
+        import time as _time
+
+        end = None if timeout is None else _time.monotonic() + timeout
+        while True:
+            left = 0.25 if end is None else max(0.0, min(0.25, end - _time.monotonic()))
+            self._status = self._ms._call("job_wait", job=self.id, timeout=left)
+            if self._status["state"] != "running":
+                return True
+            if end is not None and _time.monotonic() >= end:
+                return False
+
+    def results(self):
+        """MapResults of a job that has ended (MsError while it runs: wait first)."""
+        out, offset = [], 0
+        while offset is not None:
+            page = self._ms._call("job_results", job=self.id, offset=offset)
+            out.extend(page["results"])
+            offset = page["next"]
+        return MapResults(out, self.status())
+
+    def cancel(self):
+        self._status = self._ms._call("job_cancel", job=self.id)
+        return self._status
+
+    def __repr__(self):
+        s = self._status
+        return f"<Job {self.id} {s['op']} {s['state']}: {s['done']}/{s['total']} done, {s['failed']} failed>"
+
+
+def _map_item(x):
+    if isinstance(x, Record):
+        return {"seq": x.seq, "session": x.session, "time": x.time, "role": x.role, "text": x.text}
+    return x
 
 
 class Ms:
@@ -161,8 +235,44 @@ class Ms:
         """Submit the task's answer (it goes to the host, not to the printout)."""
         self._call("final", answer=str(answer))
 
+    # ---- operators: the host runs the model calls; items travel in pages -------------------
+    def _map(self, method, items, wait, **params):
+        items = [_map_item(x) for x in items]
+        nbytes = sum(len(x) for x in items if isinstance(x, str))
+        stage = self._call(method, n=len(items), nbytes=nbytes, detach=not wait, **params)["stage"]
+        page, size = [], 0
+        for x in items:
+            n = len(_json.dumps(x))
+            if page and size + n > (512 << 10):
+                self._call("map_items", stage=stage, items=page)
+                page, size = [], 0
+            page.append(x)
+            size += n
+        if page:
+            self._call("map_items", stage=stage, items=page)
+        job = Job(self, self._call("map_start", stage=stage))
+        if not wait:
+            return job
+        job.wait()
+        return job.results()
+
+    def llm_map(self, items, prompt, schema=None, concurrency=16, retries=3, wait=True):
+        """One stateless model call per item (host side, in parallel), validated against
+        `schema` (JSON-schema subset) with retries; MapResults in item order, or a Job."""
+        return self._map("llm_map", items, wait, prompt=prompt, schema=schema, concurrency=concurrency,
+                         retries=retries)
+
+    def agent_map(self, items, task, retain, delegate, concurrency=4, chunk=1, wait=True):
+        """A full sub-session per `chunk` items; `retain`: the work you keep, `delegate`: what
+        each sub-session does (each receives strictly fewer items than the call holds)."""
+        return self._map("agent_map", items, wait, task=task, retain=retain, delegate=delegate,
+                         concurrency=concurrency, chunk=chunk)
+
+    def jobs(self):
+        return self._call("jobs")
+
     def __repr__(self):
-        return "<ms: search expand payload recent sessions headlines final>"
+        return "<ms: search expand payload recent sessions headlines final llm_map agent_map jobs>"
 
 
 def chunk_streams(limit=1 << 20):
