@@ -269,3 +269,53 @@ def test_map_llm_config_names_another_backend(log, tmp_path):
     with pytest.raises(ValueError, match="map_llm"):
         LoopConfig(map_llm="")
     engine.close()
+
+
+@pytest.mark.sandbox
+def test_through_agent_run_in_the_sandboxed_kernel(log):
+    """The path a model takes: cells call ms.llm_map in the sandboxed kernel; a job started
+    in one cell is waited on, read and cancelled in the next ones; 10**6 items are refused."""
+    from scroll.agent import Agent
+    from scroll.config import LoopConfig
+    from scroll.prompts import SYSTEM_PROMPT
+
+    cells = [
+        'S = {"type": "object", "properties": {"label": {"enum": ["even", "odd"]}}, "required": ["label"]}\n'
+        'r = ms.llm_map([str(i) for i in range(10)], "Is the number even or odd?", schema=S, concurrency=4)\n'
+        'print([x["value"]["label"] if x["ok"] else "ERR" for x in r], len(r.errors()), r.errors()[0]["error"][:25])\n'
+        'print("lines", len(ms.payload(r.handle).splitlines()))',
+        'job = ms.llm_map([str(i) for i in range(20)], "Even or odd?", schema=S, concurrency=2, wait=False)\n'
+        'slow = ms.llm_map([str(i) for i in range(40)], "Slowly: even or odd?", schema=S, concurrency=1, wait=False)\n'
+        'print(job.id > 0, slow.status()["state"])',
+        'print("waited", job.wait(30), len(job.results()), job.results().failed)\n'
+        'slow.cancel(); slow.wait(10); res = slow.results()\n'
+        'print("slow", slow.status()["state"], len(res), any("cancelled" in (x.get("error") or "") for x in res))',
+        'try:\n    ms.llm_map(range(10**6), "Even?")\nexcept Exception as e:\n    print("refused:", e)',
+        'final("done")',
+    ]
+    mapper = Mapper(always_bad={"5"})
+    loop = iter(cells)
+
+    def route(messages):
+        if messages[0]["content"] == SYSTEM_PROMPT:
+            return "```python\n" + next(loop) + "\n```"
+        if messages[1]["content"].startswith("Slowly"):
+            time.sleep(0.2)
+        return mapper(messages)
+
+    exposures = []
+    cfg = LoopConfig(max_steps=6, cell_timeout=25, max_output_chars=2000, soft_budget=3000, hard_budget=4000)
+    with Agent(log, ScriptedLLM(route), cfg, session="lm", on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+        res = agent.run("Label the numbers.")
+    assert res.reason == "final" and res.answer == "done", exposures
+    labels = ["even", "odd", "even", "odd", "even", "ERR", "even", "odd", "even", "odd"]
+    assert exposures[0].splitlines()[0] == f"{labels} 1 failed after 4 attempt(s)", exposures[0]
+    assert "lines 10" in exposures[0]
+    assert exposures[1] == "True running", exposures[1]
+    assert exposures[2].startswith("waited True 20 1"), exposures[2]
+    assert "slow cancelled 40 True" in exposures[2]
+    assert "refused: CapabilityError: llm_map: 1000000 items; the limit per map is 20000" in exposures[3], exposures[3]
+    calls = [e for e in log.events(session="lm") if e.kind == "map_call"]
+    assert calls and all(str(e.origin) == "agent" for e in calls)
+    ends = [e for e in log.events(session="lm") if e.kind == "llm_map" and e.meta["phase"] == "end"]
+    assert sorted(e.meta["state"] for e in ends) == ["cancelled", "done", "done"]
