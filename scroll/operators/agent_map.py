@@ -74,15 +74,17 @@ def check_delegation(d: Delegation, n_items: int, chunk: int, retain: Any, deleg
     if _norm(retain) == _norm(delegate):
         raise CapabilityError("agent_map: `retain` and `delegate` are the same work: a caller that keeps "
                               "nothing has delegated its whole responsibility (rejected)")
-    if d.holds is not None and n_items > d.holds:
-        raise CapabilityError(f"agent_map: this sub-session holds {d.holds} item(s) and may delegate at most "
-                              f"that many, not {n_items}")
-    if chunk >= n_items:
-        raise CapabilityError(f"agent_map: each sub-session must receive strictly fewer items than the call "
-                              f"holds ({n_items}); chunk={chunk} delegates the whole list (rejected)")
     if d.depth + 1 > d.tree.max_depth:
         raise CapabilityError(f"agent_map: depth {d.depth + 1} exceeds the limit of {d.tree.max_depth} "
                               "(config agent_map_depth)")
+    if d.holds is not None and n_items > d.holds:
+        raise CapabilityError(f"agent_map: this sub-session holds {d.holds} item(s) and may delegate at most "
+                              f"that many, not {n_items}")
+    if n_items == 0:
+        return 0  # nothing to delegate: the map is empty
+    if chunk >= n_items:
+        raise CapabilityError(f"agent_map: each sub-session must receive strictly fewer items than the call "
+                              f"holds ({n_items}); chunk={chunk} delegates the whole list (rejected)")
     return -(-n_items // chunk)
 
 

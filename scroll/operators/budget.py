@@ -117,6 +117,8 @@ class MeteredLLM:
     (LLMError) once `cancelled` is set or the budget is spent. Sub-sessions' loops use it."""
 
     def __init__(self, llm: Any, reservation: Reservation, cancelled: threading.Event):
+        while isinstance(llm, MeteredLLM):  # a sub-session's sub-session: charge each call once
+            llm = llm.llm
         self.llm, self.reservation, self.cancelled = llm, reservation, cancelled
 
     def complete(self, messages, *, max_tokens=None, temperature=None, stop=None):
