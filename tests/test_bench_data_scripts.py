@@ -71,10 +71,10 @@ JUDGES = {"longmemeval": ["longmemeval_llm"], "locomo": ["locomo"], "beam": ["be
 def test_benchmark_script_on_smollm2(name, files, smollm2_server, tmp_path):
     url = smollm2_server.base_urls[0]
     judge = ["--judge-url", url] if name == "longmemeval" else []   # SmolLM2 as its own judge: wiring, not quality
-    managers = "truncate,rag,scroll" if name in ("locomo", "oolong") else "truncate,rag"
+    managers = "truncate,rag,scroll" if name == "locomo" else "truncate,rag"   # one loop run: CI time
     rep = _script(name, files[name], tmp_path, "--managers", managers, "--model-url", url, "--window", "2048",
                   "--max-new-tokens", "64", "--loop-config", "smollm2", "--concurrency", "3", *judge)
-    assert [r["manager"] for r in rep["rows"]] == managers.split(",") and rep["backbone"] == ["smollm2-135m"]
+    assert [r["manager"] for r in rep["rows"]] == managers.split(",") and len(rep["backbone"]) == 1
     for row in rep["rows"]:
         assert row["n"] == 3 and row["runner_errors"] == 0, row
         assert row["judges"] == JUDGES[name] and row["score"] is not None and row["tokens_per_question"] > 0
