@@ -94,10 +94,8 @@ class Agent:
         """`kernel`: any executor with the kernel's `execute(code, timeout)` (default: the
         sandboxed Kernel with `ms` and the toolkit); `system_prompt`: the rules the model
         gets (default: scroll.prompts.SYSTEM_PROMPT; another executor needs its own, e.g.
-        the LCM baseline's tool cells). A custom prompt is logged with the task.
-        `map_llm`: the backend of `ms.llm_map` (default: the config's `map_llm`, else `llm`);
-        `delegation`: where this session stands in an agent_map task tree (sub-sessions;
-        default: a root task with its own model budget, scroll.operators)."""
+        the LCM baseline's tool cells). A custom prompt is logged with the task. `map_llm`,
+        `delegation`: ms.llm_map's backend and the agent_map task tree (scroll.operators)."""
         self.log, self.llm, self.cfg, self.session = log, llm, config or LoopConfig(), session
         self.system_prompt = system_prompt or SYSTEM_PROMPT
         self.on_step = on_step
@@ -107,15 +105,13 @@ class Agent:
         self._kernel = kernel
         self.view: View | None = None
         from .capability import Capability
-        from .operators import OperatorEngine, OperatorLimits
-
+        from .operators import OperatorEngine
         # the one `ms` of this agent's kernel (a given kernel brings its own); each run sets its scope
         self.capability = getattr(kernel, "capability", None) or Capability(
             log, sessions=(), own_session=session,
             headlines=lambda: [h.to_dict() for h in self.view.index.entries()] if self.view else [],
-            operators=OperatorEngine(log, session, llm=llm, config=self.cfg, map_llm=map_llm,
-                                     limits=OperatorLimits.from_config(self.cfg), delegation=delegation,
-                                     scope=lambda: self.capability.sessions_scope))
+            operators=OperatorEngine.for_loop(log, session, llm, self.cfg, map_llm=map_llm, delegation=delegation,
+                                              scope=lambda: self.capability.sessions_scope))
 
     def _kernel_for_session(self):
         if self._kernel is None:
@@ -130,13 +126,10 @@ class Agent:
         return self._kernel
 
     def close(self) -> None:
-        """Close the kernel; the session's operator jobs die with it."""
         if self._kernel is not None:
             self._kernel.close()
             self._kernel = None
-        close = getattr(self.capability, "close", None)
-        if callable(close):
-            close()
+        getattr(self.capability, "close", lambda: None)()  # its operator jobs die with the session
 
     def __enter__(self) -> "Agent":
         return self

@@ -71,6 +71,11 @@ class OperatorEngine:
         self._stage_ids = itertools.count(1)
         self.replay, self.deadline = False, None
 
+    @classmethod
+    def for_loop(cls, log: Any, session: str, llm: Any, config: Any, **kw: Any) -> "OperatorEngine":
+        """The engine of an agent loop's session: limits from its LoopConfig."""
+        return cls(log, session, llm=llm, config=config, limits=OperatorLimits.from_config(config), **kw)
+
     # ---- the backend ----------------------------------------------------------------------
     def map_llm(self) -> Any:
         """The llm_map backend: the one given, else the `map_llm` config's, else the loop's."""
