@@ -318,3 +318,26 @@ def test_through_agent_run_in_the_sandboxed_kernel(log):
     assert calls and all(str(e.origin) == "agent" for e in calls)
     ends = [e for e in log.events(session="lm") if e.kind == "llm_map" and e.meta["phase"] == "end"]
     assert sorted(e.meta["state"] for e in ends) == ["cancelled", "done", "done"]
+
+
+@pytest.mark.sandbox
+def test_a_kernel_restart_replays_the_map_without_calling_the_model(log):
+    from scroll.agent import Agent
+    from scroll.config import LoopConfig
+    from scroll.prompts import SYSTEM_PROMPT
+
+    cells = ['r = ms.llm_map(["1", "2", "3"], "Even or odd?", schema=' + json.dumps(LABEL) + ')\nprint(r.job)',
+             "import os\nos._exit(1)",
+             'print(r.job, r.values())',
+             'final("ok")']
+    loop, mapper = iter(cells), Mapper()
+    llm = ScriptedLLM(lambda m: "```python\n" + next(loop) + "\n```" if m[0]["content"] == SYSTEM_PROMPT else mapper(m))
+    exposures = []
+    cfg = LoopConfig(max_steps=5, cell_timeout=20, max_output_chars=2000, soft_budget=3000, hard_budget=4000)
+    with Agent(log, llm, cfg, session="rs", on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+        res = agent.run("Label.")
+    assert res.answer == "ok", exposures
+    assert "replayed 1 logged cell" in exposures[1], exposures[1]
+    job = exposures[0].strip()
+    assert exposures[2].startswith(f"{job} [{{'label': 'odd'}}, {{'label': 'even'}}, {{'label': 'odd'}}]")
+    assert sum(mapper.seen.values()) == 3          # the replay did not call the model again
