@@ -289,6 +289,7 @@ def test_through_agent_run_in_the_sandboxed_kernel(log):
         'print("waited", job.wait(30), len(job.results()), job.results().failed)\n'
         'slow.cancel(); slow.wait(10); res = slow.results()\n'
         'print("slow", slow.status()["state"], len(res), any("cancelled" in (x.get("error") or "") for x in res))',
+        'left = ms.llm_map([str(i) for i in range(40)], "Slowly: even?", schema=S, concurrency=1, wait=False)\n'
         'try:\n    ms.llm_map(range(10**6), "Even?")\nexcept Exception as e:\n    print("refused:", e)',
         'final("done")',
     ]
@@ -317,7 +318,10 @@ def test_through_agent_run_in_the_sandboxed_kernel(log):
     calls = [e for e in log.events(session="lm") if e.kind == "map_call"]
     assert calls and all(str(e.origin) == "agent" for e in calls)
     ends = [e for e in log.events(session="lm") if e.kind == "llm_map" and e.meta["phase"] == "end"]
-    assert sorted(e.meta["state"] for e in ends) == ["cancelled", "done", "done"]
+    # the job still running when the session ended died with it
+    assert sorted(e.meta["state"] for e in ends) == ["cancelled", "cancelled", "done", "done"]
+    left = [e.meta for e in ends if e.meta["state"] == "cancelled"][-1]
+    assert left["total"] == left["ok"] + left["failed"] == 40 and left["failed"] >= 1   # every item has a record
 
 
 @pytest.mark.sandbox
