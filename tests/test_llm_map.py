@@ -191,6 +191,10 @@ def test_jobs_wait_cancel_results_and_close(ms_over_socket):
     ms, engine, llm = ms_over_socket(Mapper(block=gate))
     job = ms.llm_map([str(i) for i in range(6)], "Is it even?", schema=LABEL, concurrency=2, wait=False)
     assert job.wait(0.3) is False and job.status()["state"] == "running"
+    # the thread that answers `ms` stays responsive while the model calls block in the pool
+    t0 = time.monotonic()
+    assert ms.sessions()[0]["session"] == "s" and ms._call("job_wait", job=job.id, timeout=30)["state"] == "running"
+    assert time.monotonic() - t0 < 1.5                                 # one wait holds it <= 0.25 s
     with pytest.raises(ms_client.MsError, match="still running"):
         job.results()
     other = ms.llm_map([str(i) for i in range(6)], "Odd?", schema=LABEL, concurrency=1, wait=False)
