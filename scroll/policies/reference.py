@@ -18,7 +18,10 @@ output) or says "unknown" is retried ONCE differently (`scan`: no search, the he
 user_turns(), every user turn read with ms.expand); after that it submits its best answer
 so far, or "unknown". A question that matches no template gets final("unknown") at once.
 The programs (helper, query, cue) live in scroll.policies.programs; the helpers in
-scroll/toolkit.py.
+scroll/toolkit.py. An OOLONG-style task (the window's instructions, then the question, on
+several lines) gets scroll.policies.oolong_programs' llm_map program instead; the llm_map
+item calls that reach this backend (the loop's, unless `map_llm` names another) are answered
+by scroll.policies.mapper.RuleMapper, from the item's wording only.
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ import re
 import time
 from typing import Any
 
+from .mapper import RuleMapper, is_map_call
+from .oolong_programs import match_oolong
 from .programs import TEMPLATES, match_program
 
 from scroll.llm.base import Completion
@@ -69,10 +74,13 @@ class ReferencePolicy:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.mapper = RuleMapper()  # answers ms.llm_map item calls that reach this backend
 
     # ------------------------------------------------------------------ protocol
     def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                  temperature: float | None = None, stop: list[str] | None = None, **kw: Any) -> Completion:
+        if is_map_call(messages):  # a stateless llm_map item call: the labelled rule mapper answers
+            return self.mapper.complete(messages, max_tokens=max_tokens, temperature=temperature, stop=stop)
         t0 = time.perf_counter()
         text, plan = self.reply(messages)
         self.calls += 1
@@ -93,7 +101,8 @@ class ReferencePolicy:
                 "policy": "scroll.policies.reference.ReferencePolicy",
                 "note": "deterministic non-LLM program writer (search -> expand -> compute -> print -> final); "
                         "its results are reference-policy results, not model results",
-                "templates": len(TEMPLATES), "token_counter": "approximate"}
+                "templates": len(TEMPLATES), "token_counter": "approximate",
+                "mapper": "scroll.policies.mapper.RuleMapper (llm_map item calls, by the item's wording)"}
 
     def close(self) -> None:
         pass
@@ -105,6 +114,9 @@ class ReferencePolicy:
         if question is None:
             return self._say(1, "unknown", "?", 'print("no Task: line found")\nfinal("unknown")'), "unknown"
         prog = match_program(question)
+        if prog is None:  # an OOLONG-style task: instructions + question, several lines
+            prog = match_oolong(self._task(messages) or "")
+            question = prog.question if prog is not None else question
         step, plan, exposure, history = self._state(messages)
         if prog is None:
             if plan is None:
@@ -136,6 +148,17 @@ class ReferencePolicy:
                 found = _TASK.search(_content(m))
                 if found:
                     return found.group(1)
+        return None
+
+    @staticmethod
+    def _task(messages: list[dict]) -> str | None:
+        """The whole task text (every line after `Task:`) of the first user message that has one."""
+        for m in messages:
+            if m.get("role") == "user":
+                text = _content(m)
+                found = re.search(r"^\s*Task:\s*", text, re.M)
+                if found:
+                    return text[found.end():].strip()
         return None
 
     @staticmethod
