@@ -5,6 +5,9 @@ A payload is kept as one file named by the SHA-256 of its bytes, under
 renamed into place, so a reader never sees a partial payload and a crash leaves at most
 an orphan temporary file (removed on the next write to the same place). Handles are
 strings `sha256:<hex>`; `Handle` wraps one and loads the bytes only when asked.
+`PayloadStore.writer()` streams a payload too large to hold in memory (a file being
+attached): pieces go to a temporary file, hashed as they come; `commit()` renames it
+into place under its digest, `abort()` (or a crash) leaves no payload behind.
 """
 from __future__ import annotations
 
@@ -105,12 +108,72 @@ class PayloadStore:
         except PayloadError:
             return False
 
+    def writer(self) -> PayloadWriter:
+        """A streaming writer for one payload (see PayloadWriter)."""
+        return PayloadWriter(self)
+
     def size(self, handle: str) -> int:
         """The payload's length in bytes."""
         try:
             return self.path(handle).stat().st_size
         except FileNotFoundError:
             raise PayloadError(f"unknown payload {handle}") from None
+
+
+class PayloadWriter:
+    """One payload written in pieces: `write(data)` ..., then `commit() -> handle` or `abort()`."""
+
+    def __init__(self, store: PayloadStore):
+        self.store = store
+        store.root.mkdir(parents=True, exist_ok=True)
+        fd, self.tmp = tempfile.mkstemp(dir=store.root, prefix=".tmp-")
+        self._file = os.fdopen(fd, "wb")
+        self._hash = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        if self._file.closed:
+            raise ValueError("payload writer is closed")
+        self._file.write(data)
+        self._hash.update(data)
+        self.size += len(data)
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+    def commit(self) -> str:
+        """fsync, then rename into place (atomic); the handle of the bytes written."""
+        handle = PREFIX + self._hash.hexdigest()
+        target = self.store.path(handle)
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            if target.exists() and target.stat().st_size == self.size:
+                os.unlink(self.tmp)  # already stored (content-addressed)
+                return handle
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.tmp, 0o644)
+            os.replace(self.tmp, target)
+        except BaseException:
+            self.abort()
+            raise
+        for d in {target.parent, self.store.root}:
+            dir_fd = os.open(d, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        return handle
+
+    def abort(self) -> None:
+        try:
+            self._file.close()
+        finally:
+            try:
+                os.unlink(self.tmp)
+            except FileNotFoundError:
+                pass
 
 
 class Handle:
