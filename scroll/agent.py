@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
 from .config import LoopConfig
+from .files.attach import file_refs
+from .headlines import render_files
 from .origin import Origin
 from .prompts import KERNEL_PRELUDE, SYSTEM_PROMPT
 from .view import Step, View, approx_tokens, chatml, history_preamble, prefix_reuse
@@ -105,13 +107,15 @@ class Agent:
         self._kernel = kernel
         self.view: View | None = None
         from .capability import Capability
+        from .files import FileAttacher, FileLimits
         from .operators import OperatorEngine
         # the one `ms` of this agent's kernel (a given kernel brings its own); each run sets its scope
         self.capability = getattr(kernel, "capability", None) or Capability(
             log, sessions=(), own_session=session,
             headlines=lambda: [h.to_dict() for h in self.view.index.entries()] if self.view else [],
             operators=OperatorEngine.for_loop(log, session, llm, self.cfg, map_llm=map_llm, delegation=delegation,
-                                              scope=lambda: self.capability.sessions_scope))
+                                              scope=lambda: self.capability.sessions_scope),
+            files=FileAttacher(log, session, FileLimits.from_config(self.cfg)))
 
     def _kernel_for_session(self):
         if self._kernel is None:
@@ -148,6 +152,10 @@ class Agent:
 
     def _append(self, role: str, kind: str, text: str, meta: dict | None = None, origin: Origin = Origin.AGENT) -> int:
         return self.log.append(session=self.session, role=role, kind=kind, text=text, meta=meta, origin=origin)
+
+    def _files(self, lo: int, hi: int) -> tuple:
+        """Files attached between seq lo and hi (ms.attach): the step's headline keeps them."""
+        return file_refs(e for e in self.log.events(session=self.session, after=lo, kind="file") if e.seq <= hi)
 
     def _note(self, text: str, **meta: Any) -> int:
         return self._append("scroll", "note", text, meta)
@@ -286,15 +294,17 @@ class Agent:
                 answer, error = r.final, r.error
                 exposure = exposure_text(r.stdout, r.error, r.notice, answer)
                 last_seq = output_seq = r.seqs[-1]
-            step = Step(lo=reply_seq, hi=last_seq, reply=reply, exposure=exposure,
-                        output_seq=output_seq, headline=extract_headline(reply))
+            step = Step(lo=reply_seq, hi=last_seq, reply=reply, exposure=exposure, output_seq=output_seq,
+                        headline=extract_headline(reply), files=self._files(reply_seq, last_seq))
             self.view.add_step(step)
             evicted = self.view.fit(derive)
             for s in evicted:  # only leaves are logged; merges are rebuilt deterministically
                 task_h, state_h, next_h = s.headline
                 self._append("scroll", "headline",
-                             f"[{s.lo}..{s.hi}] task: {task_h} | state: {state_h} | next: {next_h}",
-                             {"lo": s.lo, "hi": s.hi, "task": task_h, "state": state_h, "next": next_h})
+                             f"[{s.lo}..{s.hi}] task: {task_h} | state: {state_h} | next: {next_h}"
+                             f"{render_files(s.files)}",
+                             {"lo": s.lo, "hi": s.hi, "task": task_h, "state": state_h, "next": next_h,
+                              "files": [asdict(f) for f in s.files]})
             overhead = t_view + (time.perf_counter() - t1)
             rec = StepRecord(step=step_no, reply_seq=reply_seq, last_seq=last_seq, view_tokens=view_tokens,
                              prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
@@ -333,6 +343,8 @@ def replay_view(view: View, events: Iterable, on_reply: Callable[[Any, list], No
                 on_reply(e, view.messages())
             pending = Step(lo=e.seq, hi=e.seq, reply=e.text, exposure="", headline=extract_headline(e.text))
             steps_done += 1
+        elif pending is not None and e.kind == "file":
+            pending.files += file_refs([e])
         elif pending is not None and e.kind == "output":
             pending.hi, pending.output_seq = e.seq, e.seq
             pending.exposure = exposure_text(e.text, e.meta.get("error"), e.meta.get("notice"), e.meta.get("final"))

@@ -20,6 +20,10 @@ notebook adapter, the CLI and every later surface. What is decided here, once:
 * **Model calls.** `llm_map` / `agent_map` and their jobs are answered by the session's
   operator engine (scroll.operators), with its own budget of model calls and tokens per
   root task, separate from host time; a surface without one refuses them.
+* **Files.** `attach_begin` / `attach_chunk` / `attach_end` (the kernel's `ms.attach`)
+  are answered by the session's FileAttacher (scroll.files): the bytes arrive from the
+  kernel in chunks, the host never opens a path a cell names; one `file` event per file.
+  A capability without an own session (a read-only surface) refuses them.
 * **Control signals.** `final(answer)` is a call the capability records
   (`end_cell()` hands it to the loop), never text printed to stdout that history could
   imitate.
@@ -110,12 +114,18 @@ class Capability:
     OPERATOR_METHODS = {"llm_map": "llm_map", "agent_map": "agent_map", "map_items": "map_items",
                         "map_start": "map_start", "job_wait": "job_wait", "job_results": "job_results",
                         "job_cancel": "job_cancel", "jobs": "jobs_status"}
+    FILE_METHODS = ("attach_begin", "attach_chunk", "attach_end")  # scroll.files.FileAttacher
 
     def __init__(self, log: Any, *, sessions: Iterable[str] | None = None, own_session: str | None = None,
                  headlines: Callable[[], list] | None = None, budgets: Budgets | None = None,
-                 operators: Any = None):
+                 operators: Any = None, files: Any = None):
         self.log = log
         self.operators = operators  # scroll.operators.OperatorEngine, or None: no model calls
+        if files is None and own_session is not None:
+            from .files import FileAttacher
+
+            files = FileAttacher(log, own_session)
+        self.files = files  # scroll.files.FileAttacher (default limits), or None: no attach
         self.own_session = own_session
         self.sessions_scope: frozenset[str] | None = None
         self.set_scope(sessions)
@@ -144,18 +154,24 @@ class Capability:
         self.epoch += 1  # connections from earlier cells are dropped by the socket service
         if self.operators is not None:
             self.operators.begin_cell(deadline, replay)
+        if self.files is not None:
+            self.files.begin_cell(deadline, replay)
 
     def end_cell(self) -> str | None:
         """The answer `final()` submitted during the cell, if any; closes the cell's budget."""
         answer, self._final, self._deadline = self._final, None, None
         if self.operators is not None:
             self.operators.end_cell()  # blocking maps still running die with their cell
+        if self.files is not None:
+            self.files.end_cell()  # an attach still open dies with its cell: no payload, no event
         return answer
 
     def close(self) -> None:
         """The session ends: its jobs are cancelled (they die with their kernel session)."""
         if self.operators is not None:
             self.operators.close()
+        if self.files is not None:
+            self.files.close()
 
     def send_budget(self) -> float | None:
         """Seconds a reply may wait for a client that is slow to read it (None: no cell running)."""
@@ -181,6 +197,11 @@ class Capability:
                     raise CapabilityError(f"{method}: not available here (no model backend is attached to "
                                           "this surface)")
                 result = getattr(self.operators, self.OPERATOR_METHODS[method])(**params)
+            elif method in self.FILE_METHODS:
+                if self.files is None:
+                    raise CapabilityError(f"{method}: not available here (this surface has no session to attach "
+                                          "files to)")
+                result = getattr(self.files, method)(**params)
             elif method not in self.METHODS:
                 raise CapabilityError(f"unknown method {method!r}")
             else:

@@ -39,6 +39,9 @@ class LoopConfig:
     map_max_new_tokens: int = 512    # max_tokens of each llm_map reply
     agent_map_depth: int = 3         # sub-session depth below the root task
     agent_map_sessions: int = 64     # sub-sessions per root task
+    # ms.attach (scroll.files): a file stored whole behind a reference, its summary in the log
+    attach_max_bytes: int = 256 << 20  # one attached file; larger: refused before any byte moves
+    file_summary_tokens: int = 600     # a file event's text (reference + exploration summary)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -62,6 +65,8 @@ class LoopConfig:
             (self.map_max_new_tokens >= 1, "map_max_new_tokens must be >= 1"),
             (self.agent_map_depth >= 0, "agent_map_depth must be >= 0"),
             (self.agent_map_sessions >= 0, "agent_map_sessions must be >= 0"),
+            (self.attach_max_bytes >= 0, "attach_max_bytes must be >= 0"),
+            (self.file_summary_tokens >= 64, "file_summary_tokens must be >= 64"),
         ]
         for ok, msg in checks:
             if not ok:

@@ -10,6 +10,10 @@ Headlines live in tiers, like an odometer: new ones go to tier 0; when a tier ho
 * stability: tier 0 only grows at the end until a merge, so the rendered index changes
   by appending, which keeps the prompt's prefix (and the server's KV cache) warm.
 
+Files attached in an evicted range (`ms.attach`, scroll.files) stay named in its entry
+(`files`: seq + name), and a merged entry keeps the union of its entries' files (the
+newest MAX_FILES), so the model finds a file again after any amount of eviction.
+
 Only leaf headlines are logged (kind="headline"); merges are deterministic, so the index
 is rebuilt exactly by adding the logged leaves again in order.
 """
@@ -17,6 +21,20 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Callable
+
+MAX_FILES = 32    # file references an entry keeps (the newest)
+SHOWN_FILES = 6   # ... and renders
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file stored in the log: the seq of its `file` event (ms.expand(seq)) and its name."""
+
+    seq: int
+    name: str
+
+    def render(self) -> str:
+        return f"{self.name} (seq {self.seq})"
 
 
 @dataclass(frozen=True)
@@ -28,14 +46,32 @@ class Headline:
     next: str
     tier: int = 0
     leaves: int = 1  # how many evicted ranges this entry covers
+    files: tuple[FileRef, ...] = ()  # files attached in the range
 
     def render(self) -> str:
         span = f"[{self.lo}..{self.hi}]"
         tier = f" (x{self.leaves})" if self.leaves > 1 else ""
-        return f"{span}{tier} task: {self.task} | state: {self.state} | next: {self.next}"
+        return f"{span}{tier} task: {self.task} | state: {self.state} | next: {self.next}{render_files(self.files)}"
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def render_files(files: tuple[FileRef, ...]) -> str:
+    if not files:
+        return ""
+    shown = ", ".join(f.render() for f in files[-SHOWN_FILES:])
+    more = len(files) - SHOWN_FILES
+    older = f" (+{more} older: ms.headlines() or ms.search(name, kind='file', origin='agent'))" if more > 0 else ""
+    return f" | files: {shown}{older}"
+
+
+def merge_files(groups: list[tuple[FileRef, ...]]) -> tuple[FileRef, ...]:
+    seen: dict[int, FileRef] = {}
+    for g in groups:
+        for f in g:
+            seen[f.seq] = f
+    return tuple(seen[s] for s in sorted(seen))[-MAX_FILES:]
 
 
 def _clip(text: str, n: int) -> str:
@@ -53,6 +89,7 @@ def merge(entries: list[Headline], tier: int) -> Headline:
     return Headline(
         lo=entries[0].lo, hi=entries[-1].hi, tier=tier, leaves=sum(e.leaves for e in entries),
         task=_clip(task, 200), state=_clip(f"{entries[0].state} … {entries[-1].state}", 240), next=_clip(entries[-1].next, 160),
+        files=merge_files([e.files for e in entries]),
     )
 
 
@@ -64,13 +101,15 @@ class HeadlineIndex:
         self.tiers: list[list[Headline]] = [[]]
         self.leaves = 0
 
-    def add(self, lo: int, hi: int, task: str, state: str, next: str) -> Headline:
+    def add(self, lo: int, hi: int, task: str, state: str, next: str,
+            files: tuple[FileRef, ...] = ()) -> Headline:
         if hi < lo:
             raise ValueError(f"headline range [{lo}, {hi}] is empty")
         last = self.last_hi()
         if last is not None and lo <= last:
             raise ValueError(f"headline range [{lo}, {hi}] overlaps evicted history ending at {last}")
-        leaf = Headline(lo, hi, _clip(task, 200), _clip(state, 240), _clip(next, 160))
+        leaf = Headline(lo, hi, _clip(task, 200), _clip(state, 240), _clip(next, 160),
+                        files=merge_files([tuple(files)]))
         self.tiers[0].append(leaf)
         self.leaves += 1
         t = 0

@@ -27,7 +27,8 @@ The capability object `ms` (read-only toward history; every result carries its `
          your own task, replies, cells and outputs only with origin="agent", everything with origin="*")
   ms.expand(seq) -> the exact event;  ms.expand(lo, hi) -> events lo..hi inclusive, in order
   ms.recent(n=10, session=None) -> the last n history events     ms.sessions() -> one dict per session
-  ms.payload(handle) -> the full text of a payload (e.g. an output that was cut)
+  ms.payload(handle, offset=0, length=None) -> a payload's text (e.g. an output that was cut), or a byte range of it
+  ms.attach(path) -> stores a file of your working dir whole; print it for its summary (.seq .handle .name .type)
   ms.headlines() -> the index of steps evicted from your view (each with lo, hi): ms.expand(lo, hi) brings them back
   ms.llm_map(items, prompt, schema=None, concurrency=16, retries=3) -> one stateless model call per item, in parallel
       on the host; a list in item order of {"index","ok","value"|"error"} (schema: a JSON schema the value must match);

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .headlines import HeadlineIndex
+from .headlines import FileRef, HeadlineIndex
 
 MSG_OVERHEAD = 4  # <|im_start|>role\n ... <|im_end|>\n
 GEN_PROMPT = 3
@@ -38,6 +38,7 @@ class Step:
     reply_tokens: int = 0
     exposure_tokens: int = 0
     folded: bool = False
+    files: tuple[FileRef, ...] = ()  # files attached in the step (kept by its headline)
 
     @property
     def tokens(self) -> int:
@@ -152,7 +153,7 @@ class View:
         s = self.steps.pop(0)
         s.headline = s.headline or derive(s)
         if self.use_index:
-            self.index.add(s.lo, s.hi, *s.headline)
+            self.index.add(s.lo, s.hi, *s.headline, files=s.files)
             self._render_index()
         return s
 

@@ -69,14 +69,44 @@ ORIGIN_HELP = ("Whose events: history (the default: the imported or remembered c
                "own task, replies, cells, outputs and notes), system (Scroll's bookkeeping), or * for all.")
 
 
+def _check_attach(files: list[Path], session: Optional[str], as_json: bool):
+    """--attach: every file checked (regular, within attach_max_bytes) before the log opens."""
+    if not files:
+        return None
+    from scroll.config import LoopConfig
+    from scroll.files import FileLimits, check_host_file
+
+    if session is None:
+        fail("--attach needs --attach-session NAME (there is no imported event to take the session from)",
+             as_json=as_json)
+    limits = FileLimits.from_config(LoopConfig.load())
+    for f in files:
+        try:
+            check_host_file(f, limits)
+        except ValueError as e:
+            fail(str(e), as_json=as_json)
+    return limits
+
+
+def _attach(log, session: Optional[str], files: list[Path], limits) -> list:
+    from scroll.files import import_file
+
+    return [import_file(log, session, f, limits) for f in files]
+
+
 def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_(
-        file: Path = typer.Argument(..., help="Events JSONL (one {session, role, text, time?, kind?, meta?} a line) or LongMemEval JSON."),
+        file: Optional[Path] = typer.Argument(None, help="Events JSONL (one {session, role, text, time?, kind?, meta?} a line) or LongMemEval JSON."),
         db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
         fmt: str = typer.Option("auto", "--format", help="auto | jsonl | longmemeval (auto looks at the content)."),
         instance: Optional[str] = typer.Option(None, "--instance", help="LongMemEval question_id to import (one haystack per log)."),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="JSONL: skip malformed lines and report them instead of stopping."),
+        attach: list[Path] = typer.Option([], "--attach", help="A file to store whole in the log (repeatable): one "
+                                          "'file' event with a type-aware summary; the content stays reachable "
+                                          "through ms.payload. Stored after FILE's events."),
+        attach_session: Optional[str] = typer.Option(None, "--attach-session", help="Session of the --attach files "
+                                                     "(default: the session of FILE's last event)."),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Import a history into the event log: all of it in one transaction, or nothing.
@@ -91,12 +121,17 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         from scroll.events import EventLog, LogError
-        from scroll.importers import BadInputError, import_rows, parse_file, write_labels
+        from scroll.importers import BadInputError, Parsed, import_rows, parse_file, write_labels
 
+        if file is None and not attach:
+            fail("nothing to import: give a FILE, --attach FILE, or both", as_json=as_json)
         try:
-            parsed = parse_file(file, fmt, instance=instance, skip_bad=skip_bad)
+            parsed = parse_file(file, fmt, instance=instance, skip_bad=skip_bad) if file is not None \
+                else Parsed(rows=[], format="none")
         except BadInputError as e:
             fail(str(e), as_json=as_json)
+        attach_session = attach_session or (parsed.rows[-1]["session"] if parsed.rows else None)
+        file_limits = _check_attach(attach, attach_session, as_json)
         path = db_path(db)
         if path.is_dir():
             fail(f"{path} is a directory, not an event log file", as_json=as_json)
@@ -114,6 +149,7 @@ def register(app: typer.Typer) -> None:
                         seqs = import_rows(log, parsed.rows, progress=lambda n: prog.advance(task, n))
                         prog.update(task, description="indexing")
                         log.index.flush()
+                attached = _attach(log, attach_session, attach, file_limits)
         except BaseException as e:
             _remove(created)  # a failed import into a new path leaves nothing behind
             if isinstance(e, LogError):
@@ -129,13 +165,18 @@ def register(app: typer.Typer) -> None:
         result = {"db": str(path), "format": parsed.format, "imported": len(seqs),
                   "first_seq": seqs[0] if seqs else None, "last_seq": seqs[-1] if seqs else None,
                   "previous_max_seq": before, "skipped": parsed.skipped, "info": parsed.info,
-                  "labels": {"file": str(path) + ".labels.json", "key": label_key} if label_key else None}
+                  "labels": {"file": str(path) + ".labels.json", "key": label_key} if label_key else None,
+                  "attached": [{k: v for k, v in a.to_dict().items() if k != "text"} for a in attached]}
         if as_json:
             emit_json(result)
             return
         c = console()
-        c.print(f"imported [bold]{len(seqs)}[/] events ({parsed.format}) into {path} "
-                f"(seq {result['first_seq']}..{result['last_seq']})")
+        if file is not None:
+            c.print(f"imported [bold]{len(seqs)}[/] events ({parsed.format}) into {path} "
+                    f"(seq {result['first_seq']}..{result['last_seq']})")
+        for a in attached:
+            c.print(f"attached {a.name}: {a.type}, {a.size} bytes, seq {a.seq} (session {attach_session}), "
+                    f"{a.handle}; summary {a.tokens} tokens", highlight=False)
         if label_key:
             c.print(f"labels: {result['labels']['file']} (key {label_key})", highlight=False)
         for s in parsed.skipped:

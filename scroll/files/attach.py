@@ -199,6 +199,7 @@ class FileAttacher:
         self.replay = False
 
     def begin_cell(self, deadline: float | None, replay: bool) -> None:
+        self.end_cell()  # nothing staged survives into another cell
         self.replay = replay
 
     def end_cell(self) -> None:

@@ -6,7 +6,9 @@
               seq_range=None, origin="history") -> list[Record]    # k=None: every match
               # Record has .seq .score .session .role .kind .origin .time .text .meta .payload .tokens
     ms.expand(seq) -> Record;  ms.expand(lo, hi) -> list[Record]   (inclusive, in scope)
-    ms.payload(handle) -> str (or bytes when not UTF-8)
+    ms.payload(handle, offset=0, length=None) -> str (or bytes when not UTF-8), read in pages
+    ms.attach(path) -> Attachment (a file of the kernel's working dir stored whole in the log;
+        str(a) is its exploration summary; the content: ms.payload(a.handle, offset, length))
     ms.recent(n=10, session=None, origin="history"); ms.sessions() -> list[dict]
     ms.headlines() -> list;  ms.final(answer) -> submits the task's answer
     ms.llm_map(items, prompt, schema=None, concurrency=16, retries=3, wait=True)
@@ -133,11 +135,40 @@ def _map_item(x):
     return x
 
 
+_PAGE = 3 << 20   # bytes one payload reply may carry (the host caps it too)
+_CHUNK = 512 << 10  # bytes one attach request carries (a request is capped at 1 MiB)
+
+
+def _os_real(p):
+    import os
+
+    return os.path.realpath(p)
+
+
+class Attachment:
+    """A file stored by ms.attach: .seq (its `file` event: ms.expand(seq)), .handle, .name,
+    .size, .sha256, .type, .facts; str() is the reference + exploration summary, never the content."""
+
+    def __init__(self, d):
+        for k in ("seq", "handle", "name", "size", "sha256", "type", "text", "tokens", "facts"):
+            setattr(self, k, d.get(k))
+        self.summary = self.text
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"<Attachment seq={self.seq} {self.name!r} {self.type}, {self.size} bytes, {self.handle}>"
+
+
 class Ms:
     """Read-only capability object over the session history."""
 
-    def __init__(self, path, timeout=300.0):
+    def __init__(self, path, timeout=300.0, root=None):
+        import os
+
         self._path = path
+        self._root = root or os.getcwd()  # the kernel's working dir (it starts there): ms.attach's root
         self._timeout = timeout
         self._sock = None
         self._file = None
@@ -210,17 +241,56 @@ class Ms:
             nxt = page["next"]
         return out
 
-    def payload(self, handle):
-        parts, offset = [], 0
-        while offset is not None:
-            chunk = self._call("payload", handle=handle, offset=offset)
-            parts.append(_b64.b64decode(chunk["b64"]))
+    def payload(self, handle, offset=0, length=None):
+        """The payload's bytes from `offset` (`length` of them; None: to the end), in pages:
+        str when they are valid UTF-8, else bytes."""
+        parts, left = [], length
+        while offset is not None and (left is None or left > 0):
+            chunk = self._call("payload", handle=handle, offset=offset, length=left if left is None else min(left, _PAGE))
+            data = _b64.b64decode(chunk["b64"])
+            parts.append(data)
             offset = chunk["next"]
+            if left is not None:
+                left -= len(data)
         data = b"".join(parts)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             return data
+
+    def attach(self, path):
+        """Store a file of the kernel's working directory whole in the log (streamed to the
+        host in chunks) and get back an Attachment: its seq, handle, name, size, sha256,
+        type and exploration summary (print it); the content: ms.payload(a.handle, offset, length)."""
+        import hashlib
+        import os
+        import stat
+
+        root = _os_real(self._root)
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise MsError("attach: path must be a string or a path")
+        full = _os_real(os.path.join(root, os.fsdecode(os.fspath(path))))
+        if os.path.commonpath([root, full]) != root:
+            raise MsError(f"attach: {os.fsdecode(os.fspath(path))!r} is outside the kernel's working directory "
+                          f"{root} (symlinks are resolved first); copy the file there")
+        try:  # O_NONBLOCK: a FIFO must not hang the cell (a regular file ignores it)
+            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        except OSError as e:
+            raise MsError(f"attach: cannot open {os.path.relpath(full, root)!r}: {e.strerror}") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise MsError(f"attach: {os.path.relpath(full, root)!r} is not a regular file")
+        with os.fdopen(fd, "rb") as fh:
+            stage = self._call("attach_begin", name=os.path.basename(full), size=st.st_size)["stage"]
+            h = hashlib.sha256()
+            while True:
+                data = fh.read(_CHUNK)
+                if not data:
+                    break
+                h.update(data)
+                self._call("attach_chunk", stage=stage, b64=_b64.b64encode(data).decode("ascii"))
+        return Attachment(self._call("attach_end", stage=stage, sha256=h.hexdigest()))
 
     def recent(self, n=10, session=None, origin="history"):
         return [Record(d, self) for d in self._call("recent", n=n, session=session, origin=origin)]
@@ -272,7 +342,7 @@ class Ms:
         return self._call("jobs")
 
     def __repr__(self):
-        return "<ms: search expand payload recent sessions headlines final llm_map agent_map jobs>"
+        return "<ms: search expand payload attach recent sessions headlines final llm_map agent_map jobs>"
 
 
 def chunk_streams(limit=1 << 20):
