@@ -174,6 +174,15 @@ def test_missing_usage_is_none_and_model_auto(server):
     assert server.chat_requests()[0]["body"]["model"] == "fake-model"   # from GET /v1/models
 
 
+def test_describe_names_the_served_model_before_any_call(server):
+    """A run records describe() before its first call: with model "auto" it must already say which
+    model the server serves (records once said "auto" beside the real name and split a table)."""
+    llm = make(server.url, model="auto")
+    assert llm.describe()["model"] == "fake-model"
+    down = make("http://127.0.0.1:9/v1", model="auto", max_retries=0)
+    assert down.describe()["model"] == "auto"          # unreachable: says what it was told, never raises
+
+
 def test_retries_500_then_succeeds(server):
     sleeps = []
     server.actions += [("json", 500, {"error": {"message": "boom"}}),

@@ -157,8 +157,14 @@ class OpenAILLM:
             counter = "server:/tokenize (not probed yet)"
         else:
             counter = "approximate"
+        model = self._model
+        if model is None:  # "auto": ask the server now, so no record names the backbone "auto"
+            try:
+                model = self.model
+            except LLMError:
+                model = self.cfg.model
         return {
-            "backend": self.backend, "model": self._model or self.cfg.model,
+            "backend": self.backend, "model": model,
             "urls": list(self._urls), "stream": self.cfg.stream, "token_counter": counter,
             "auth": self._api_key is not None, "max_tokens": self.cfg.max_tokens,
             "temperature": self.cfg.temperature, "timeout_s": self.cfg.timeout_s,
