@@ -1,0 +1,4 @@
+"""`python -m scroll.cli ...`: the `scroll` command without the console script."""
+from . import main
+
+main()
