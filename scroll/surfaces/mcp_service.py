@@ -109,7 +109,8 @@ def check_log_rows(rows: Any, session: str) -> list[dict]:
 
 
 def sandbox_unavailable() -> str | None:
-    """Why the kernel sandbox cannot run in this process (None: it can)."""
+    """Why the kernel sandbox cannot run in this process (None: it can). Without the
+    kernel's advice to pass sandbox='off': this surface has no unsandboxed mode."""
     import sys
 
     from ..kernel import SandboxError
@@ -118,7 +119,7 @@ def sandbox_unavailable() -> str | None:
     try:
         check_sandbox(sys.executable)
     except SandboxError as e:
-        return str(e)
+        return str(e).split(". Pass sandbox=")[0]
     return None
 
 
@@ -199,7 +200,7 @@ class McpService:
         why = sandbox_unavailable()
         if why is not None:
             raise RunPythonUnavailable(
-                f"run_python is unavailable: {why.split('. Pass sandbox=')[0]}. This server runs no "
+                f"run_python is unavailable: {why}. This server runs no "
                 "unsandboxed code: run `scroll mcp` as root (e.g. a root-owned service over streamable "
                 "HTTP, see docs/mcp.md); log, search, expand and headlines keep working.")
         from ..kernel import Kernel
