@@ -148,6 +148,10 @@ def test_stdio_end_to_end(open_dir, tmp_path):
                 names = {t.name for t in (await client.list_tools()).tools}
                 assert names == {"log", "search", "expand", "payload", "headlines", "run_python"}
                 await exercise(client, db)
+            # a new server on the same session: its kernel replays the session's cells first
+            async with Client(stdio_client(params, errlog=err)) as client:
+                r = data(await client.call_tool("run_python", {"code": "print(len(hits))"}))
+                assert r["stdout"].strip() == "3" and "resumed session: replayed" in r["notice"], r
 
     anyio.run(main)
 
