@@ -316,3 +316,24 @@ def test_non_loopback_bind_needs_a_token(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "needs a bearer token" in p.stderr, p.stderr
     assert not (tmp_path / "x.db").exists()  # refused before the log is opened
+
+
+def test_cli_check_json_help_and_token_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+
+    run = CliRunner().invoke
+    r = run(app, ["mcp", "--help"])
+    assert r.exit_code == 0 and "--token-file" in r.output and "--check" in r.output
+    db = tmp_path / "x.db"
+    r = run(app, ["mcp", "--db", str(db), "--session", "s", "--timeout", "7", "--check", "--json"])
+    info = json.loads(r.output)
+    assert r.exit_code == 0 and info["session"] == "s" and info["cell_timeout"] == 7
+    assert info["run_python"] is (info["run_python_reason"] is None) and info["max_output_chars"] >= 200
+    assert not db.exists()  # --check opens nothing
+    (tmp_path / "short").write_text("abc")
+    r = run(app, ["mcp", "--db", str(db), "--transport", "http", "--token-file", str(tmp_path / "short"), "--check"])
+    assert r.exit_code == 1 and "at least 16 characters" in r.output
+    r = run(app, ["mcp", "--db", str(db), "--sessions", " , ", "--check"])
+    assert r.exit_code == 1 and "at least one session" in r.output

@@ -96,9 +96,8 @@ def register(app: typer.Typer) -> None:
         if path.is_dir():
             fail(f"{path} is a directory, not an event log file", as_json=as_json)
         try:
-            cfg = McpConfig.from_loop(path, session, loop_config=config, cell_timeout=timeout,
+            cfg = McpConfig.from_loop(path, session, loop_config=config, sessions=scope, cell_timeout=timeout,
                                       memory_limit=memory, max_output_chars=max_output_chars)
-            cfg.sessions = scope
         except (McpError, ValueError, OSError) as e:
             fail(str(e), as_json=as_json)
         token = _token(token_file, as_json)
