@@ -462,8 +462,9 @@ class EventLog:
         return [self._event(r) for r in reversed(rows)]
 
     def sessions(self, *, origins: Iterable[str] | None = None) -> list[dict]:
-        """One dict per session (events, first/last seq and time); `origins`: only sessions
-        holding events of these origins, counted over those events."""
+        """One dict per session (events, first/last seq and time, tokens: the sum of the events'
+        token estimates); `origins`: only sessions holding events of these origins, counted over
+        those events."""
         where, args = "", []
         if origins is not None:
             values = [Origin.parse(o).value for o in origins]
@@ -471,10 +472,11 @@ class EventLog:
             args = values
         with self._lock:
             rows = self.conn.execute(
-                "SELECT session, COUNT(*), MIN(seq), MAX(seq), MIN(time), MAX(time) FROM events"
+                "SELECT session, COUNT(*), MIN(seq), MAX(seq), MIN(time), MAX(time), COALESCE(SUM(tokens), 0)"
+                " FROM events"
                 f"{where} GROUP BY session ORDER BY MIN(seq)", args
             ).fetchall()
-        keys = ("session", "events", "first_seq", "last_seq", "first_time", "last_time")
+        keys = ("session", "events", "first_seq", "last_seq", "first_time", "last_time", "tokens")
         return [dict(zip(keys, r)) for r in rows]
 
     def stats(self) -> dict:
