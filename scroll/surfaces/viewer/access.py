@@ -46,7 +46,7 @@ def check_bind(host: str, token: str | None) -> None:
     if not is_loopback(host) and not token:
         raise AccessError(f"refusing to bind the viewer to {host}: it is not a loopback address and the log "
                           "would be readable by anyone who can reach it. Bind to 127.0.0.1 (the default), or pass "
-                          "--token (or $SCROLL_VIEWER_TOKEN) so every request must carry it")
+                          "--token or --token-file so every request must carry it")
 
 
 def loopback_hosts(host: str) -> tuple[str, ...]:
