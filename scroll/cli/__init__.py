@@ -18,7 +18,8 @@ app = typer.Typer(
 
 # Area modules, in help order. Each defines register(app: typer.Typer) -> None.
 _AREAS = ["log_cmds", "kernel_cmds", "serve_cmds", "models_cmds", "bench_cmds", "agent_cmds", "distill_cmds",
-          "tasks_cmds", "mcp_cmds", "viewer_cmds"]
+          "tasks_cmds", "mcp_cmds", "viewer_cmds",
+          "proxy_cmds"]
 
 
 def _register_all() -> None:
