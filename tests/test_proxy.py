@@ -220,8 +220,16 @@ def test_headers_resend_revision_and_restart(tmp_path):
             edited = msgs[:3] + [{"role": "user", "content": "thanks a lot"}]
             raw = client.chat.completions.with_raw_response.create(model="fake", messages=edited)
             assert raw.headers["x-scroll-logged-events"] == "1"
-            stats = json.loads(__import__("httpx").get(f"{url}/scroll/conversations/{h['x-scroll-conversation']}").text)
+            import httpx
+
+            stats = httpx.get(f"{url}/scroll/conversations/{h['x-scroll-conversation']}").json()
             assert stats["turns_logged"] == 5 and stats["requests"] == 4
+            assert httpx.get(f"{url}/scroll/conversations/nobody").status_code == 404
+            # tool definitions reach the prompt outside the messages: their tokens are kept free
+            tools = [{"type": "function", "function": {"name": "lookup", "description": "look a thing up " * 20,
+                                                       "parameters": {"type": "object", "properties": {}}}}]
+            raw = client.chat.completions.with_raw_response.create(model="fake", messages=edited, tools=tools)
+            assert int(raw.headers["x-scroll-budget"]) < 360
             # too big for the budget: a clear 413 in the OpenAI error shape
             with pytest.raises(openai.APIStatusError) as ei:
                 client.chat.completions.create(model="fake", messages=[{"role": "user", "content": "word " * 2000}])
@@ -269,6 +277,31 @@ def test_eviction_survives_restart_and_window_is_stable(tmp_path):
             assert int(raw.headers["x-scroll-evicted-turns"]) >= evicted  # the window start came back from the log
             assert raw.headers["x-scroll-logged-events"] == "1"
             assert int(raw.headers["x-scroll-headlines"]) >= 1
+
+
+def test_concurrent_conversations(tmp_path):
+    import threading
+
+    turns, codes = bench.workload(2, 16, seed=4)
+    fake = FakeUpstream(codes, 1000)
+    runs: dict[str, dict] = {}
+    with bench.serve_app(fake.app()) as up:
+        cfg, server = proxy(tmp_path, up, "c", budget=400)
+        with server as url:
+            def go(name: str, stream: bool) -> None:
+                runs[name] = bench.run_conversation(url, turns, codes, model="fake", stream=stream, conversation=name)
+            threads = [threading.Thread(target=go, args=(f"c{i}", i % 2 == 1)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+    assert sorted(runs) == ["c0", "c1", "c2", "c3"]
+    hist = history(cfg.db)
+    for name, run in runs.items():
+        mine = [e for e in hist if e.session == f"proxy:{name}"]
+        assert [e.meta["turn"] for e in mine] == list(range(run["messages"]))
+        assert all(r["correct"] for r in run["records"] if r["kind"] == "question")
+        assert all(r["prompt_tokens"] <= 400 for r in run["records"])
 
 
 def test_access_rules_and_config(tmp_path):

@@ -177,8 +177,8 @@ def create_app(cfg: ProxyConfig, *, token: str | None = None, allowed_hosts: tup
         cid = request.path_params["cid"]
         if not CONVERSATION_ID.match(cid):
             return error("not a conversation id", 404)
-        stats = await run_in_threadpool(lambda: svc.store.get(cid).stats())
-        if not stats["turns_logged"]:
+        stats = await run_in_threadpool(svc.stats, cid)
+        if stats is None:
             return error(f"no conversation {cid!r}", 404)
         return JSONResponse(stats)
 

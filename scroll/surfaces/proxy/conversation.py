@@ -159,6 +159,10 @@ class ConversationStore:
         with self._lock:
             return self._convs.get(cid)
 
+    def peek(self, cid: str) -> Conversation:
+        """The conversation as the log has it, without keeping it in memory (read-only callers)."""
+        return self._rebuild(cid)
+
     def _rebuild(self, cid: str) -> Conversation:
         conv = Conversation(id=cid, session=SESSION_PREFIX + cid, index=HeadlineIndex(self.tier_cap))
         for ev in self.log.events(session=conv.session):

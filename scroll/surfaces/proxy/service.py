@@ -77,6 +77,16 @@ class ProxyService:
             return reply["result"]
         return search
 
+    def _tools_reserve(self, body: dict) -> int:
+        """Tool definitions reach the prompt through the chat template, outside the messages:
+        their JSON's token count (plus a fifth for the template's framing) stays free."""
+        tools = body.get("tools") or body.get("functions")
+        if not tools:
+            return 0
+        import json
+
+        return self.counter.text(json.dumps(tools, sort_keys=True)) * 6 // 5
+
     def prepare(self, headers: Mapping[str, str], body: Any) -> Prepared:
         if not isinstance(body, dict):
             raise ProxyRequestError("the request body must be a JSON object")
@@ -87,7 +97,7 @@ class ProxyService:
         conv = self.store.get(cid)
         with conv.lock:
             logged = self.store.sync(conv, turns)
-            plan = build_view(conv, turns, self.cfg, self.counter,
+            plan = build_view(conv, turns, self.cfg, self.counter, reserve=self._tools_reserve(body),
                               evict=lambda a, b: self.store.evict(conv, turns, a, b), search=self._search(conv))
             conv.requests += 1
         stream = bool(body.get("stream"))
@@ -119,8 +129,9 @@ class ProxyService:
             return None  # a reply the proxy cannot read as text (e.g. other content parts): not logged
 
     def stats(self, cid: str) -> dict | None:
-        conv = self.store.known(cid)
-        return None if conv is None else conv.stats()
+        """What the proxy keeps about a conversation (read from the log when not in memory)."""
+        conv = self.store.known(cid) or self.store.peek(cid)
+        return conv.stats() if conv.turns else None
 
     def close(self) -> None:
         self.counter.close()

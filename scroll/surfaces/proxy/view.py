@@ -137,13 +137,15 @@ def retrieved_block(hits: list[dict], budget: int, clip: int, count: Callable[[s
 
 
 def build_view(conv: Conversation, turns: list[Turn], cfg: ProxyConfig, counter: TokenCounter,
-               evict: Callable[[int, int], Any], search: Callable[[str, int, int], list[dict]]) -> ViewPlan:
+               evict: Callable[[int, int], Any], search: Callable[[str, int, int], list[dict]],
+               reserve: int = 0) -> ViewPlan:
     """The upstream's messages for this request (caller holds conv.lock; turns are logged).
 
     `evict(a, b)`: client messages a..b-1 leave the view (ConversationStore.evict).
-    `search(query, lo_seq, hi_seq)`: history events of this conversation in that seq range."""
+    `search(query, lo_seq, hi_seq)`: history events of this conversation in that seq range.
+    `reserve`: tokens the request adds outside the messages (tool definitions), kept free."""
     exact = counter.exact
-    budget = cfg.budget if exact else int(cfg.budget * (1 - cfg.approx_margin))
+    budget = (cfg.budget if exact else int(cfg.budget * (1 - cfg.approx_margin))) - reserve
     n = len(turns)
     p = 0
     while p < n - 1 and turns[p].role == "system":
