@@ -103,7 +103,7 @@ class FakeUpstream:
             return JSONResponse({"count": n, "max_model_len": self.context, "tokens": list(range(n))})
 
         async def models(request: Request):
-            return JSONResponse({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            return JSONResponse({"object": "list", "data": [{"id": "fake", "object": "model", "max_model_len": self.context}]})
 
         return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
                                  Route("/tokenize", tokenize, methods=["POST"]), Route("/v1/models", models)])
