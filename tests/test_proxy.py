@@ -304,6 +304,94 @@ def test_concurrent_conversations(tmp_path):
         assert all(r["prompt_tokens"] <= 400 for r in run["records"])
 
 
+class StubCounter:
+    """The fake upstream's tokenizer, in process (exact: the view is counted whole)."""
+
+    exact = True
+
+    def describe(self) -> str:
+        return "stub"
+
+    def text(self, text: str) -> int:
+        return count_text(text)
+
+    def messages(self, messages: list[dict]) -> int:
+        return count_messages(messages)
+
+    def close(self) -> None:
+        pass
+
+
+def test_view_property_random_conversations(tmp_path):
+    """Random turn sizes, budgets and settings, without HTTP: the view never exceeds the budget,
+    holds the system prefix and the newest message, sends a suffix of the conversation, and
+    every turn is logged once; a newest message too large alone is a 413."""
+    import random
+
+    from scroll.surfaces.proxy.conversation import ProxyRequestError
+    from scroll.surfaces.proxy.service import ProxyService
+
+    rng = random.Random(7)
+    seen = {"evicted": 0, "413": 0, "retrieved": 0}
+    words = "alpha beta gamma delta locker code river stone amber violet seven ninety".split()
+    with EventLog(tmp_path / "prop.db") as log:
+        for case in range(30):
+            budget = rng.choice([256, 300, 512, 800])
+            cfg = ProxyConfig(upstream="http://127.0.0.1:9/v1", budget=budget, retrieval=rng.choice(["search", "off"]),
+                              soft_share=rng.choice([0.5, 0.7, 1.0]), tier_cap=rng.choice([2, 4, 10]))
+            svc = ProxyService(cfg, log=log, counter=StubCounter())
+            msgs = [{"role": "system", "content": "Be brief. " * rng.randint(1, 20)}]
+            for t in range(rng.randint(5, 60)):
+                k = 400 if rng.random() < 0.03 else rng.randint(1, 120)
+                msgs.append({"role": "user", "content": " ".join(rng.choices(words, k=k))})
+                try:
+                    prep = svc.prepare({"x-scroll-conversation": f"p{case}"}, {"model": "m", "messages": msgs})
+                except ProxyRequestError as e:
+                    assert e.status == 413 and count_messages(msgs[:1] + msgs[-1:]) > budget
+                    seen["413"] += 1
+                    msgs.pop()
+                    continue
+                sent = prep.body["messages"]
+                assert prep.plan.view_tokens == count_messages(sent) <= budget
+                assert sent[0] == msgs[0] and sent[-1] == msgs[-1]
+                client_part = [m for m in sent if m in msgs]
+                assert client_part[1:] == msgs[len(msgs) - len(client_part) + 1:]  # a suffix, in order
+                assert prep.plan.evicted_turns == len(msgs) - len(client_part)
+                seen["evicted"] += prep.plan.evicted_turns > 0
+                seen["retrieved"] += bool(prep.plan.retrieved_seqs)
+                reply = {"role": "assistant", "content": " ".join(rng.choices(words, k=rng.randint(1, 40)))}
+                svc.finish(prep, reply, {"prompt_tokens": prep.plan.view_tokens})
+                msgs.append(reply)
+            mine = [e for e in log.events(session=f"proxy:p{case}") if e.origin is Origin.HISTORY]
+            assert [e.meta["turn"] for e in mine] == list(range(len(msgs)))
+            assert [e.text for e in mine] == [m["content"] for m in msgs]
+    assert all(seen.values()), seen
+
+
+def test_view_helpers():
+    from scroll.headlines import HeadlineIndex
+    from scroll.surfaces.proxy.view import INDEX_HEAD, RETRIEVED_HEAD, render_index, retrieved_block, search_query
+
+    idx = HeadlineIndex(tier_cap=10)
+    for i in range(6):
+        idx.add(10 * i, 10 * i + 5, f"user: topic {i}", f"turns {i}", f"turn {i + 1}")
+    full = render_index(idx, 10_000, count_text)
+    assert full.startswith(INDEX_HEAD) and full.count("\n") == 6
+    short = render_index(idx, 60, count_text)
+    assert "older entries elided" in short and "topic 5" in short and "topic 0" not in short
+    assert count_text(short) + 4 <= 60
+    assert render_index(idx, 5, count_text) == ""
+    hits = [{"seq": 30, "role": "user", "text": "the code is 4417", "meta": {"turn": 3}},
+            {"seq": 10, "role": "assistant", "text": "x " * 500, "meta": {"turn": 1}},
+            {"seq": 20, "role": "user", "text": "amber river", "meta": {"turn": 2}}]
+    text, seqs = retrieved_block(hits, 60, 600, count_text)
+    assert text.startswith(RETRIEVED_HEAD) and seqs == [20, 30]  # best that fit, in conversation order
+    assert text.index("amber") < text.index("4417")
+    assert retrieved_block([], 100, 600, count_text) == ("", [])
+    q = search_query(" ".join(f"w{i}" for i in range(1000)) + " What is it?")
+    assert len(q.split()) == 200 and q.endswith("what is it")
+
+
 def test_access_rules_and_config(tmp_path):
     with pytest.raises(ProxyConfigError, match="not a loopback"):
         check_bind("0.0.0.0", None)

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from ...capability import Capability
 from .config import ProxyConfig
 from .conversation import Conversation, ConversationStore, ProxyRequestError, conversation_id, parse_messages
-from .view import TokenCounter, ViewPlan, build_view
+from .view import TokenCounter, ViewPlan, build_view, check_fits
 
 
 @dataclass
@@ -94,10 +94,12 @@ class ProxyService:
         if body.get("n") not in (None, 1):
             raise ProxyRequestError("n > 1 is not supported by this proxy (one reply is logged per turn)")
         cid = conversation_id(headers, turns, self.cfg.conversation_key, self.cfg.conversation_header)
+        reserve = self._tools_reserve(body)
+        check_fits(turns, self.cfg, self.counter, reserve)  # a request that cannot fit is refused unlogged
         conv = self.store.get(cid)
         with conv.lock:
             logged = self.store.sync(conv, turns)
-            plan = build_view(conv, turns, self.cfg, self.counter, reserve=self._tools_reserve(body),
+            plan = build_view(conv, turns, self.cfg, self.counter, reserve=reserve,
                               evict=lambda a, b: self.store.evict(conv, turns, a, b), search=self._search(conv))
             conv.requests += 1
         stream = bool(body.get("stream"))

@@ -136,6 +136,21 @@ def retrieved_block(hits: list[dict], budget: int, clip: int, count: Callable[[s
     return "\n".join([RETRIEVED_HEAD] + [line for _, line in chosen]), [s for s, _ in chosen]
 
 
+def check_fits(turns: list[Turn], cfg: ProxyConfig, counter: TokenCounter, reserve: int = 0) -> tuple[bool, int, int]:
+    """(exact, budget, prefix length); 413 when the system prefix and the newest message alone
+    exceed the budget (checked before anything is logged)."""
+    exact = counter.exact
+    budget = (cfg.budget if exact else int(cfg.budget * (1 - cfg.approx_margin))) - reserve
+    p = 0
+    while p < len(turns) - 1 and turns[p].role == "system":
+        p += 1
+    fixed = sum(counter.text(t.text) + PER_MESSAGE_OVERHEAD for t in turns[:p] + turns[-1:]) + GENERATION_PROMPT
+    if fixed > budget:
+        raise ProxyRequestError(f"the system message(s) and the newest message alone are ~{fixed} tokens; the "
+                                f"proxy's budget for the upstream is {budget} tokens", status=413)
+    return exact, budget, p
+
+
 def build_view(conv: Conversation, turns: list[Turn], cfg: ProxyConfig, counter: TokenCounter,
                evict: Callable[[int, int], Any], search: Callable[[str, int, int], list[dict]],
                reserve: int = 0) -> ViewPlan:
@@ -144,17 +159,10 @@ def build_view(conv: Conversation, turns: list[Turn], cfg: ProxyConfig, counter:
     `evict(a, b)`: client messages a..b-1 leave the view (ConversationStore.evict).
     `search(query, lo_seq, hi_seq)`: history events of this conversation in that seq range.
     `reserve`: tokens the request adds outside the messages (tool definitions), kept free."""
-    exact = counter.exact
-    budget = (cfg.budget if exact else int(cfg.budget * (1 - cfg.approx_margin))) - reserve
+    exact, budget, p = check_fits(turns, cfg, counter, reserve)
     n = len(turns)
-    p = 0
-    while p < n - 1 and turns[p].role == "system":
-        p += 1
     cost = [counter.text(t.text) + PER_MESSAGE_OVERHEAD for t in turns]
     fixed = sum(cost[:p]) + cost[-1] + GENERATION_PROMPT
-    if fixed > budget:
-        raise ProxyRequestError(f"the system message(s) and the newest message alone are ~{fixed} tokens; the "
-                                f"proxy's budget for the upstream is {budget} tokens", status=413)
     index_cap = int(cfg.index_share * budget)
     retr_cap = int(cfg.retrieval_share * budget) if cfg.retrieval == "search" else 0
     w = min(max(conv.window_start, p), n - 1)
