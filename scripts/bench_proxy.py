@@ -139,7 +139,7 @@ def run_conversation(proxy_url: str, turns: list[dict], codes: dict[str, str], *
             resp = raw.parse()
             reply, usage = resp.choices[0].message.content or "", resp.usage
         h = raw.headers
-        rec = {"kind": turn["kind"], "name": turn.get("name"), "reply": reply,
+        rec = {"kind": turn["kind"], "name": turn.get("name"), "reply": reply, "turn": len(messages) - 1,
                "prompt_tokens": usage.prompt_tokens if usage else None,
                "completion_tokens": usage.completion_tokens if usage else None,
                "latency_s": round(time.perf_counter() - t0, 3),
@@ -168,11 +168,15 @@ def summarize(run: dict, log_path: Path, codes: dict[str, str], budget: int) -> 
         text = {e.seq: e.text for e in hist}
         sessions = sorted({e.session for e in hist})
     qs = [r for r in recs if r["kind"] == "question"]
+    fact_turn = {r["name"]: r["turn"] for r in recs if r["kind"] == "fact"}
+    # the client messages not sent are [1, 1 + evicted_turns) (message 0 is the system prompt)
+    evicted_when_asked = sum(fact_turn[r["name"]] < 1 + r["evicted_turns"] for r in qs)
     recall = [any(codes[r["name"]] in text.get(s, "") for s in r["retrieved_seqs"]) for r in qs]
     pts = [r["prompt_tokens"] for r in recs if r["prompt_tokens"] is not None]
     turns_logged = [(e.meta or {}).get("turn") for e in hist]
     return {
         "questions": len(qs), "correct": sum(r["correct"] for r in qs),
+        "facts_evicted_when_asked": evicted_when_asked,
         "accuracy": round(sum(r["correct"] for r in qs) / len(qs), 4) if qs else None,
         "retrieval_recall": round(sum(recall) / len(qs), 4) if qs else None,
         "requests": len(recs), "budget": budget,

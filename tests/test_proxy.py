@@ -453,6 +453,7 @@ def test_bench_script_small(tmp_path):
     assert res["model"] == "fake" and res["provenance"]["git_sha"]
     on, off = res["modes"]["search"], res["modes"]["off"]
     assert on["accuracy"] == 1.0 and on["retrieval_recall"] == 1.0 and off["accuracy"] == 0.0
+    assert on["facts_evicted_when_asked"] == off["facts_evicted_when_asked"] == 3
     for m in (on, off):
         assert m["upstream_prompt_tokens"]["over_budget"] == 0 and m["log"]["each_turn_once"]
         assert m["token_counter"] == "approximate"
