@@ -150,7 +150,11 @@ def run_conversation(proxy_url: str, turns: list[dict], codes: dict[str, str], *
                "retrieved_seqs": [int(s) for s in h.get("x-scroll-retrieved-seqs", "").split(",") if s],
                "token_counter": h.get("x-scroll-token-counter")}
         if turn["kind"] == "question":
-            rec["correct"] = bool(re.search(rf"\b{codes[turn['name']]}\b", reply))
+            code = codes[turn["name"]]
+            rec["correct"] = bool(re.search(rf"\b{code}\b", reply))
+            # the code still in a client message the upstream received (e.g. the model echoed it in a
+            # recent reply): then the answer did not need the evicted fact
+            rec["code_in_view"] = any(code in (m["content"] or "") for m in messages[1 + rec["evicted_turns"]:-1])
         records.append(rec)
         messages.append({"role": "assistant", "content": reply})
     return {"records": records, "messages": len(messages)}
@@ -177,6 +181,8 @@ def summarize(run: dict, log_path: Path, codes: dict[str, str], budget: int) -> 
     return {
         "questions": len(qs), "correct": sum(r["correct"] for r in qs),
         "facts_evicted_when_asked": evicted_when_asked,
+        "code_in_recent_turns_when_asked": sum(r["code_in_view"] for r in qs),
+        "correct_without_code_in_recent_turns": sum(r["correct"] and not r["code_in_view"] for r in qs),
         "accuracy": round(sum(r["correct"] for r in qs) / len(qs), 4) if qs else None,
         "retrieval_recall": round(sum(recall) / len(qs), 4) if qs else None,
         "requests": len(recs), "budget": budget,
@@ -191,7 +197,8 @@ def summarize(run: dict, log_path: Path, codes: dict[str, str], budget: int) -> 
         "token_counter": recs[-1]["token_counter"] if recs else None,
         "log": {"sessions": sessions, "messages_logged": len(hist), "messages_sent": run["messages"],
                 "each_turn_once": sorted(turns_logged) == list(range(run["messages"]))},
-        "answers": [{"name": r["name"], "reply": r["reply"][:80], "correct": r["correct"]} for r in qs],
+        "answers": [{"name": r["name"], "reply": r["reply"][:80], "correct": r["correct"],
+                     "code_in_recent_turns": r["code_in_view"], "retrieved": rec} for r, rec in zip(qs, recall)],
     }
 
 
