@@ -27,7 +27,8 @@ import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 from scroll.events import EventLog  # noqa: E402
-from scroll.surfaces.mcp_server import build_server, check_bind, is_loopback, BindRefused  # noqa: E402
+from scroll.surfaces.bind import BindRefused, is_loopback  # noqa: E402
+from scroll.surfaces.mcp_server import build_server, check_bind  # noqa: E402
 from scroll.surfaces.mcp_service import McpConfig, McpService  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

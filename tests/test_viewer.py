@@ -26,7 +26,8 @@ pytest.importorskip("jinja2")
 from scroll.capability import Capability  # noqa: E402
 from scroll.events import EventLog  # noqa: E402
 from scroll.surfaces.viewer import ViewerConfig, create_app  # noqa: E402
-from scroll.surfaces.viewer.access import AccessError, check_bind, loopback_hosts  # noqa: E402
+from scroll.surfaces.bind import loopback_hosts  # noqa: E402
+from scroll.surfaces.viewer.access import AccessError, check_bind  # noqa: E402
 from scroll.surfaces.viewer.timeline import LoggedEvent, headline_tree  # noqa: E402
 
 pytestmark = pytest.mark.sandbox  # Agent.run uses the sandboxed kernel (as tests/test_agent.py)

@@ -101,7 +101,8 @@ def register(app: typer.Typer) -> None:
         except (McpError, ValueError, OSError) as e:
             fail(str(e), as_json=as_json)
         token = _token(token_file, as_json)
-        from scroll.surfaces.mcp_server import BindRefused, check_bind
+        from scroll.surfaces.bind import BindRefused
+        from scroll.surfaces.mcp_server import check_bind
 
         if transport is Transport.http:
             try:

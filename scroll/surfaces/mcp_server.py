@@ -15,13 +15,13 @@ every request must carry `Authorization: Bearer <token>` (compared in constant t
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import sys
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .bind import check_bind as _check_bind
 from .mcp_service import McpError, McpService
 
 INSTRUCTIONS = """Scroll keeps this agent's whole history in an append-only log and lets you recall it
@@ -46,23 +46,9 @@ class LogEvent(BaseModel):
     origin: str | None = Field(None, description="Omit: only 'history' is accepted.")
 
 
-class BindRefused(ValueError):
-    """A non-loopback HTTP bind without a token."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name other than localhost: treated as reachable from outside
-
-
 def check_bind(host: str, token: str | None) -> None:
-    if not is_loopback(host) and not token:
-        raise BindRefused(f"refusing to serve on {host}: a non-loopback address needs a bearer token "
-                          "(--token-file FILE); bind 127.0.0.1 (the default) to serve this machine only")
+    _check_bind(host, token, surface="the MCP server", reach="its tools would append to and read the log for "
+                "anyone who can reach it")
 
 
 def build_server(svc: McpService) -> Any:

@@ -28,21 +28,16 @@ def _require() -> None:
 
 def check_bind(host: str, token: str | None) -> None:
     """A non-loopback bind needs a token (>= 16 characters); raises ProxyConfigError."""
-    from ..viewer.access import is_loopback
+    from ..bind import check_bind as _check_bind
 
-    if token is not None and len(token) < 16:
-        raise ProxyConfigError("--token must be at least 16 characters (e.g. `python -c 'import secrets; "
-                               "print(secrets.token_urlsafe(24))'`)")
-    if not is_loopback(host) and not token:
-        raise ProxyConfigError(f"refusing to bind the proxy to {host}: it is not a loopback address, and anyone who "
-                               "can reach it could read and write conversations in the log. Bind to 127.0.0.1 (the "
-                               "default), or pass --token / --token-file (clients send it as their api_key)")
+    _check_bind(host, token, surface="the proxy", reach="anyone who can reach it could read and write "
+                "conversations in the log (clients send the token as their api_key)", error=ProxyConfigError)
 
 
 def create_app(cfg: ProxyConfig, *, host: str = "127.0.0.1", token: str | None = None, service=None):
     """The Starlette app; a loopback bind without a token answers loopback Host headers only."""
     _require()
-    from ..viewer.access import is_loopback, loopback_hosts
+    from ..bind import is_loopback, loopback_hosts
     from .app import create_app as make
 
     hosts = loopback_hosts(host) if is_loopback(host) and not token else None

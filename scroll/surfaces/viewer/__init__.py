@@ -35,7 +35,8 @@ def create_app(config: ViewerConfig):
 def serve(config: ViewerConfig, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning") -> None:
     """Check the bind (scroll.surfaces.viewer.access.check_bind), then serve until interrupted."""
     _require()
-    from .access import check_bind, is_loopback, loopback_hosts
+    from ..bind import is_loopback, loopback_hosts
+    from .access import check_bind
 
     check_bind(host, config.token)
     from dataclasses import replace

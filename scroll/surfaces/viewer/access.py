@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qs
 
@@ -22,36 +21,18 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..bind import check_bind as _check_bind
+
 COOKIE = "scroll_viewer_token"
-LOOPBACK_NAMES = ("localhost",)
 
 
 class AccessError(ValueError):
     """A bind or token setting the viewer refuses."""
 
 
-def is_loopback(host: str) -> bool:
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # any other host name may resolve anywhere
-
-
 def check_bind(host: str, token: str | None) -> None:
-    if token is not None and len(token) < 16:
-        raise AccessError("--token must be at least 16 characters (e.g. `python -c 'import secrets; "
-                          "print(secrets.token_urlsafe(24))'`)")
-    if not is_loopback(host) and not token:
-        raise AccessError(f"refusing to bind the viewer to {host}: it is not a loopback address and the log "
-                          "would be readable by anyone who can reach it. Bind to 127.0.0.1 (the default), or pass "
-                          "--token or --token-file so every request must carry it")
-
-
-def loopback_hosts(host: str) -> tuple[str, ...]:
-    """Host header values a loopback bind answers to."""
-    return tuple(dict.fromkeys([host, "localhost", "127.0.0.1", "::1", "[::1]"]))
+    _check_bind(host, token, surface="the viewer", reach="the log would be readable by anyone who can reach it",
+                error=AccessError)
 
 
 class TokenGate:
