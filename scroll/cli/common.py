@@ -80,3 +80,15 @@ def fail_with(e: Exception, as_json: bool, code: int = 1) -> NoReturn:
     else:
         typer.echo(f"error: {e}", err=True)
     raise typer.Exit(code)
+
+
+def read_token(token: str | None, token_file: Path | None, as_json: bool = False) -> str | None:
+    """The surfaces' access token: --token or the first line of --token-file (not both)."""
+    if token is not None and token_file is not None:
+        fail("pass --token or --token-file, not both", as_json=as_json)
+    if token_file is not None:
+        try:
+            token = token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            fail(f"--token-file {token_file}: {e}", as_json=as_json)
+    return token

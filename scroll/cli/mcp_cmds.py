@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from .common import DB_HELP, JSON_HELP, db_path, emit_json, fail
+from .common import DB_HELP, JSON_HELP, db_path, emit_json, fail, read_token
 
 
 class Transport(str, Enum):
@@ -27,12 +27,9 @@ class Transport(str, Enum):
 
 
 def _token(token_file: Optional[Path], as_json: bool) -> str | None:
-    if token_file is None:
+    token = read_token(None, token_file, as_json)
+    if token is None:
         return None
-    try:
-        token = token_file.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as e:
-        fail(f"--token-file {token_file}: {e}", as_json=as_json)
     if len(token) < 16:
         fail(f"--token-file {token_file}: the token must be at least 16 characters", as_json=as_json)
     return token

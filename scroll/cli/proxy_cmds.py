@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from .common import DB_HELP, JSON_HELP, emit_json, fail
+from .common import DB_HELP, JSON_HELP, emit_json, fail, read_token
 
 
 def register(app: typer.Typer) -> None:
@@ -54,13 +54,7 @@ def register(app: typer.Typer) -> None:
         """Serve an OpenAI-compatible chat-completions proxy that logs every turn and fits a budget."""
         from scroll.surfaces.proxy import INSTALL, ProxyConfig, ProxyConfigError, check_bind
 
-        if token is not None and token_file is not None:
-            fail("pass --token or --token-file, not both", as_json=as_json)
-        if token_file is not None:
-            try:
-                token = token_file.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError) as e:
-                fail(f"--token-file {token_file}: {e}", as_json=as_json)
+        token = read_token(token, token_file, as_json)
         try:
             cfg = ProxyConfig.load(config, upstream=upstream, db=db.resolve() if db else None, budget=budget,
                                    retrieval=retrieval, top_k=top_k, conversation_key=conversation_key,

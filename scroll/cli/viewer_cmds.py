@@ -20,18 +20,7 @@ from typing import Optional
 
 import typer
 
-from .common import DB_HELP, JSON_HELP, emit_json, existing_db, fail
-
-
-def _token(token: Optional[str], token_file: Optional[Path], as_json: bool) -> str | None:
-    if token is not None and token_file is not None:
-        fail("pass --token or --token-file, not both", as_json=as_json)
-    if token_file is not None:
-        try:
-            token = token_file.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as e:
-            fail(f"--token-file {token_file}: {e}", as_json=as_json)
-    return token
+from .common import DB_HELP, JSON_HELP, emit_json, existing_db, fail, read_token
 
 
 def register(app: typer.Typer) -> None:
@@ -54,7 +43,7 @@ def register(app: typer.Typer) -> None:
         from scroll.surfaces.viewer import INSTALL, ViewerConfig
 
         path = existing_db(db, as_json)
-        secret = _token(token, token_file, as_json)
+        secret = read_token(token, token_file, as_json)
         try:
             from scroll.surfaces.viewer.access import AccessError, check_bind
         except ImportError as e:
