@@ -64,10 +64,16 @@ def _answer(answer, evidence, note=""):
     return answer
 
 
-def latest(hits, cue):
-    """The Capitalised Name right after the latest statement matching `cue`."""
+def _named(hits, cue):
+    """(hit, match) for every statement matching `cue` + a Capitalised Name, oldest first; prints the count."""
     found = sorted(_matches(hits, _rx(cue, r"\s+" + _NAME)), key=lambda x: (x[0].time, x[0].seq))
     print(f"{len(hits)} turns searched, {len(found)} statements match")
+    return found
+
+
+def latest(hits, cue):
+    """The Capitalised Name right after the latest statement matching `cue`."""
+    found = _named(hits, cue)
     _show(found, 4)
     if not found:
         return _answer("unknown", [], " (no statement matched)")
@@ -115,8 +121,7 @@ def total(hits, cue):
 
 def earliest(hits, cue):
     """The Capitalised Name right after the earliest statement matching `cue`."""
-    found = sorted(_matches(hits, _rx(cue, r"\s+" + _NAME)), key=lambda x: (x[0].time, x[0].seq))
-    print(f"{len(hits)} turns searched, {len(found)} statements match")
+    found = _named(hits, cue)
     _show(found[:4], 4)
     if not found:
         return _answer("unknown", [], " (no statement matched)")
@@ -147,8 +152,7 @@ def days_between(hits, cue):
 
 def all_values(hits, cue):
     """Every distinct Capitalised Name after a statement matching `cue`, oldest first, joined by '; '."""
-    found = sorted(_matches(hits, _rx(cue, r"\s+" + _NAME)), key=lambda x: (x[0].time, x[0].seq))
-    print(f"{len(hits)} turns searched, {len(found)} statements match")
+    found = _named(hits, cue)
     _show(found, 6)
     if not found:
         return _answer("unknown", [], " (no statement matched)")
