@@ -30,8 +30,10 @@ def _token(token_file: Optional[Path], as_json: bool) -> str | None:
     token = read_token(None, token_file, as_json)
     if token is None:
         return None
-    if len(token) < 16:
-        fail(f"--token-file {token_file}: the token must be at least 16 characters", as_json=as_json)
+    from scroll.surfaces.bind import MIN_TOKEN
+
+    if len(token) < MIN_TOKEN:
+        fail(f"--token-file {token_file}: the token must be at least {MIN_TOKEN} characters", as_json=as_json)
     return token
 
 
