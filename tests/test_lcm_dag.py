@@ -388,3 +388,34 @@ def test_leaves_within_one_session_when_asked(hist):
     cross, _, _ = built(hist)
     leaves = [n for n in cross.reachable().values() if n.kind == "leaf"]
     assert any(len(n.sessions) > 1 for n in leaves) and len(leaves) <= len(per_leaves)
+
+
+def test_routine_sweeps_make_only_full_nodes_and_calls_stay_linear(log):
+    """lossless-claw's rule: below the hard threshold a sweep condenses only `fanout` same-depth
+    nodes and summarizes only full chunks (or `leaf_min_events` turns); a fresh tail bigger than
+    the target must not make every new leaf re-condense the whole DAG (it did: ~13 calls per
+    1 k tokens on SmolLM2 at a 4 k window)."""
+    sessions = [f"s{i:03d}" for i in range(1, 41)]
+    add_history(log, sessions=sessions, turns=10, words=30)      # 400 turns of ~77 approx tokens
+    turn = min(approx_count_text(format_event(e)) for e in history_events(log, sessions))
+    # the fresh tail (4 turns) alone is over the target (0.5 * 600 = 300), under the hard threshold
+    cfg = dict(context_tokens=600, window=1200, leaf_chunk_tokens=300, leaf_target=40, condensed_target=60,
+               truncate_tokens=30, fresh_tail=4, fanout=4, leaf_min_events=4)
+    assert 300 <= 4 * turn < 600
+    llm = ScriptedLLM(responder)
+    dag = SummaryDag(log, sessions, config=LcmConfig(**cfg))
+    report = dag.build(llm)
+    assert not report.over_budget and dag.verify()["ok"]
+    nodes = dag.store.all_nodes()                      # every node made, reachable or not
+    leaves = [n for n in nodes if n.kind == "leaf"]
+    condensed = [n for n in nodes if n.kind == "condensed"]
+    assert leaves and condensed
+    # partial nodes only come from sweeps past the hard threshold (the uncondensed residue of a
+    # 4-level DAG plus the tail overflows a 600-token context now and then)
+    full_leaves = [n for n in leaves if len(n.seqs) >= 4 or n.input_tokens + turn > 300]
+    assert len(full_leaves) >= 0.85 * len(leaves)
+    assert sum(len(n.children) == 4 for n in condensed) >= 0.9 * len(condensed)
+    # one call per node (the responder's summaries are always accepted): leaves + leaves/3 at most
+    assert len(llm.calls) == report.created <= len(leaves) * (1 + 1 / 3) + 1
+    assert len(leaves) <= 400 / 3 + 10
+    assert len(llm.calls) < 200            # the old rule (pairs of any depth, any leaf): 395 calls

@@ -5,7 +5,9 @@
 `context_tokens` is the hard threshold of the active context; compaction starts past
 `soft_ratio` of it and runs down to `target_ratio` of it (LCM's reference plugin starts at
 0.75 and protects a fresh tail of 8 items; leaf 600 / condensed 900 tokens; level 3 cuts
-to 512). `profile_of(llm, config)` names who summarizes: a node made by another backend,
+to 512). Like lossless-claw, a routine sweep only makes full nodes (a leaf of a full chunk or
+`leaf_min_events` events, a condensed node of `fanout` same-depth nodes) in at most
+`max_passes` calls; only past the hard threshold may it condense pairs of any depths. `profile_of(llm, config)` names who summarizes: a node made by another backend,
 model, prompt version or size setting gets another id, so a store never mixes them up.
 """
 from __future__ import annotations
@@ -29,7 +31,13 @@ class LcmConfig:
                                        # conversation by tokens; many short sessions would make many tiny leaves)
     leaf_target: int = 600           # level-1 target of a leaf summary (level 2: half)
     condensed_target: int = 900      # level-1 target of a condensed summary
-    fanout: int = 4                  # children per condensed node, at most
+    fanout: int = 4                  # children per condensed node; a routine sweep condenses only a full
+                                     # run of `fanout` same-depth nodes (LCM's condensedMinFanout) ...
+    fanout_hard: int = 2             # ... past the hard threshold runs down to this many, any depths
+                                     # (condensedMinFanoutHard)
+    leaf_min_events: int = 8         # a routine leaf pass needs this many raw events outside the fresh
+                                     # tail, or a full chunk (LCM's leafMinFanout)
+    max_passes: int = 12             # summarizer passes per routine sweep, at most (maxSweepIterations)
     truncate_tokens: int = 512       # level 3's fixed size
     min_gain: int = 8                # a new node must save at least this many context tokens
     window: int = 8192               # one summarizer call: prompt + reply tokens
@@ -43,6 +51,9 @@ class LcmConfig:
             (self.leaf_chunk_tokens >= 64, "leaf_chunk_tokens must be >= 64"),
             (self.leaf_target >= 16 and self.condensed_target >= 16, "summary targets must be >= 16"),
             (self.fanout >= 2, "fanout must be >= 2"),
+            (2 <= self.fanout_hard <= self.fanout, "need 2 <= fanout_hard <= fanout"),
+            (self.leaf_min_events >= 1, "leaf_min_events must be >= 1"),
+            (self.max_passes >= 1, "max_passes must be >= 1"),
             (self.truncate_tokens >= 16, "truncate_tokens must be >= 16"),
             (self.min_gain >= 1, "min_gain must be >= 1"),
             (self.window >= max(self.leaf_target, self.condensed_target) + 256,

@@ -10,14 +10,17 @@ an active context one event at a time, the way the conversation grew. After each
 
 * at or below the soft threshold (`soft_ratio * context_tokens`) nothing is summarized:
   a short history costs no model call;
-* past it, compaction runs down to `target_ratio * context_tokens`: first leaf passes
-  (the oldest raw events outside the `fresh_tail` newest items, chunked by
-  `leaf_chunk_tokens` (within one session if `leaf_within_session`), become leaf nodes), then condensed passes
-  (the oldest run of adjacent same-depth nodes, at most `fanout`, else the oldest adjacent
-  pair, becomes one node a level up);
-* past the hard threshold (`context_tokens`) the fresh tail is no longer protected, and a
-  node that alone is too large is re-cut (a `cap` node, level `truncate`) so that the
-  context fits again. Only when nothing can shrink (e.g. one tiny raw event bigger than
+* past it, a routine sweep runs toward `target_ratio * context_tokens` in at most
+  `max_passes` summaries, making only full nodes (lossless-claw's rule): leaf passes (the
+  oldest raw events outside the `fresh_tail` newest items, a chunk of `leaf_chunk_tokens`
+  (within one session if `leaf_within_session`) or of `leaf_min_events` events, becomes a
+  leaf node), then condensed passes (the oldest run of `fanout` adjacent same-depth nodes
+  becomes one node a level up). It stops early when no full node can be made: the context
+  then sits between the target and the hard threshold until more turns arrive;
+* past the hard threshold (`context_tokens`) the fresh tail is no longer protected, partial
+  chunks, shorter runs (>= `fanout_hard`) and the oldest adjacent pair of any depths may be
+  summarized, and a node that alone is too large is re-cut (a `cap` node, level `truncate`)
+  so that the context fits again. Only when nothing can shrink (e.g. one tiny raw event bigger than
   the whole budget) does the context stay over it; callers must still check their prompt.
 
 LCM runs compaction asynchronously between turns and blocks at the hard threshold; here
@@ -179,18 +182,28 @@ class SummaryDag:
 
     # ----------------------------------------------------------- compaction
     def _compact(self, s: Summarizer, profile: str, report: BuildReport) -> None:
+        """Summarize down to the target: full leaves, then full same-depth runs; under pressure
+        (past the hard threshold) also partial leaves, the fresh tail and any adjacent pair.
+        A routine sweep stops after `max_passes` summaries, or when no full node can be made."""
         cfg = self.config
         report.compactions += 1
+        passes = 0
         while self.total > cfg.target_tokens:
             before, forced = self.total, self.total > cfg.context_tokens
+            if not forced and passes >= cfg.max_passes:
+                return
             tail = 0 if forced else cfg.fresh_tail
-            done = (self._leaf_step(s, profile, report, tail) or self._condense_step(s, profile, report)
+            done = (self._leaf_step(s, profile, report, tail, full_only=not forced)
+                    or self._condense_step(s, profile, report, forced=forced)
                     or (forced and self._cap_step(s, profile, report)))
             if not done or self.total >= before:
                 return
+            passes += 1
 
-    def _leaf_step(self, s: Summarizer, profile: str, report: BuildReport, tail: int) -> bool:
-        """Summarize the oldest compactable chunk of raw events outside the newest `tail` items."""
+    def _leaf_step(self, s: Summarizer, profile: str, report: BuildReport, tail: int, *, full_only: bool) -> bool:
+        """Summarize the oldest compactable chunk of raw events outside the newest `tail` items;
+        `full_only`: only a chunk that is full (the next event would not fit) or holds
+        `leaf_min_events` events (a routine sweep never summarizes a few stray turns)."""
         cfg = self.config
         cap = min(cfg.leaf_chunk_tokens, cfg.window - cfg.leaf_target - 256)
         end, i = len(self.items) - tail, 0
@@ -204,15 +217,19 @@ class SummaryDag:
                    and (j == i or size + self.items[j].tokens <= cap)):
                 size += self.items[j].tokens
                 j += 1
-            if self._replace(i, j, "leaf", s, profile, report):
+            full = (j - i >= cfg.leaf_min_events or (j < len(self.items) and self.items[j].kind == "event"
+                                                      and size + self.items[j].tokens > cap))
+            if (full or not full_only) and self._replace(i, j, "leaf", s, profile, report):
                 return True
             i = j
         return False
 
-    def _condense_step(self, s: Summarizer, profile: str, report: BuildReport) -> bool:
-        """Condense the oldest run of adjacent same-depth nodes (<= fanout), else the oldest pair."""
+    def _condense_step(self, s: Summarizer, profile: str, report: BuildReport, *, forced: bool) -> bool:
+        """Condense the oldest run of `fanout` adjacent same-depth nodes; under pressure also
+        shorter runs (>= fanout_hard) and, last, the oldest adjacent pair of any depths."""
         cfg = self.config
         room = cfg.window - cfg.condensed_target - 256
+        least = cfg.fanout_hard if forced else cfg.fanout
         runs: list[tuple[int, int]] = []
         i = 0
         while i < len(self.items):
@@ -224,11 +241,11 @@ class SummaryDag:
                    and self.items[j].depth == self.items[i].depth and (j - i < 2 or size + self.items[j].tokens <= room)):
                 size += self.items[j].tokens
                 j += 1
-            if j - i >= 2:
+            if j - i >= least:
                 runs.append((i, j))
             i = max(j, i + 1)
-        pairs = [(i, i + 2) for i in range(len(self.items) - 1)
-                 if self.items[i].kind == "node" and self.items[i + 1].kind == "node"]
+        pairs = [] if not forced else [(i, i + 2) for i in range(len(self.items) - 1)
+                                       if self.items[i].kind == "node" and self.items[i + 1].kind == "node"]
         return any(self._replace(a, b, "condensed", s, profile, report) for a, b in runs + pairs)
 
     def _cap_step(self, s: Summarizer, profile: str, report: BuildReport) -> bool:
