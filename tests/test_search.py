@@ -77,6 +77,55 @@ def test_exact_global_bm25_matches_single_bm25s_index(tmp_path, flush_docs, max_
     assert np.mean(overlaps) >= 0.99, np.mean(overlaps)
 
 
+@pytest.mark.parametrize("flush_docs", [41, 100000])
+def test_bm25f_weights_match_bm25s_over_fields_repeated_by_weight(tmp_path, flush_docs):
+    """BM25F with integer weights w/scale == one bm25s index over documents that repeat each field
+    w times, with k1 * scale; the previous turn only for events of <= prev_max_tokens own tokens."""
+    from scroll.search.documents import DocModel, field_value
+    from scroll.search.tokens import Tokenizer
+
+    model = DocModel((("text", 4), ("role", 1), ("date", 2), ("prev", 1)), scale=4, prev_max_tokens=12)
+    rows = _corpus(500, seed=3)
+    log = EventLog(tmp_path / "f.db", index_options={"flush_docs": flush_docs, "doc_model": model})
+    log.append_many(rows[:250])
+    log.search("warm")
+    for r in rows[250:]:
+        log.append(**r)
+    idx, tok = log.index, Tokenizer()
+    assert idx.doc_model == model and idx.fields == ("text", "role", "date", "prev")
+    texts, last, with_prev = [], {}, 0
+    for e in log.expand(1, 500):
+        doc = IndexDoc(e.seq, e.session, e.kind, e.role, e.time, e.text, last.get(e.session, ""))
+        parts = []
+        for f, w in model.weights:
+            if f == "prev" and tok.counts(e.text)[1] > model.prev_max_tokens:
+                continue
+            with_prev += f == "prev" and bool(doc.prev)
+            parts += [field_value(doc, f)] * w
+        texts.append("\n".join(parts))
+        last[e.session] = e.text[:PREV_CHARS]
+    assert 50 < with_prev < 450   # the rule really splits the corpus
+    rng = random.Random(9)
+    for _ in range(60):
+        query = " ".join(rng.sample(WORDS + ["May", "Ann"], rng.randint(1, 4)))
+        ours = [h.seq for h in log.search(query, k=10)]
+        ref = _reference_top(texts, list(range(1, 501)), query, 10, idx.k1 * model.scale, idx.b)
+        assert ours == ref, query
+
+
+def test_doc_model_rejects_bad_weights(tmp_path):
+    from scroll.search.documents import DocModel
+
+    for bad in [dict(weights=(("txt", 1),)), dict(weights=(("text", 0),)), dict(weights=(("text", 1.5),)),
+                dict(weights=(("text", 1), ("text", 2))), dict(scale=0), dict(prev_max_tokens=-1)]:
+        with pytest.raises(ValueError):
+            DocModel(**bad)
+    log = EventLog(tmp_path / "bad.db", index_options={"doc_model": ("text",)})
+    log.append(session="s", role="u", text="apple")
+    with pytest.raises(TypeError, match="DocModel"):
+        log.search("apple")
+
+
 def test_tokenization_identical_to_bm25s():
     import bm25s
     import Stemmer
@@ -203,9 +252,9 @@ def test_an_older_index_format_is_rebuilt_with_origins(tmp_path):
         log.search("apple")
     manifest = tmp_path / "fmt.db.index" / "manifest.json"
     m = json.loads(manifest.read_text())
-    assert m["format"] == 2
-    m["format"] = 1  # what a previous Scroll wrote: no origin column
+    assert m["format"] == 4
+    m["format"] = 1  # what a previous Scroll wrote: no origin column (2: no BM25F doc model)
     manifest.write_text(json.dumps(m))
     with EventLog(path, index_options={"flush_docs": 5}) as log:
         assert sorted(h.seq for h in log.search("apple", k=20, origins={"agent"})) == [1, 4, 7, 10]
-    assert json.loads(manifest.read_text())["format"] == 2
+    assert json.loads(manifest.read_text())["format"] == 4

@@ -1,8 +1,9 @@
 """What gets indexed for an event, and the structured filters of a search."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -42,6 +43,80 @@ TIME_CHARS = 64  # the time filter column keeps this many characters of an event
 _MONTHS = ("January February March April May June July August September October November December").split()
 
 
+@dataclass(frozen=True)
+class DocModel:
+    """How an event becomes a BM25F document: each field's term counts and length are weighted
+    (simplified BM25F: one k1 and b; a term's tf is the weighted sum over fields) and the weights
+    are integers in units of 1/scale, so postings stay integers: the index stores
+    tf' = sum(w_f * tf_f), |d|' = sum(w_f * |f|) and scores with k1' = scale * k1, which is
+    exactly BM25F with weights w_f / scale (and exactly one bm25s index over documents that
+    repeat each field w_f times, with k1 * scale: the tests' reference).
+
+    `prev_max_tokens` > 0: the previous turn is indexed only with events whose own text has at
+    most that many tokens (a short reply needs its question; a 300-word message does not)."""
+
+    weights: tuple[tuple[str, int], ...] = (("text", 4), ("role", 4), ("date", 4), ("prev", 4))
+    scale: int = 4
+    prev_max_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        names = [f for f, _ in self.weights]
+        unknown = set(names) - set(FIELD_NAMES)
+        if unknown or len(set(names)) != len(names):
+            raise ValueError(f"doc model: unknown or repeated fields {sorted(unknown) or names}")
+        if any(not isinstance(w, int) or w < 0 for _, w in self.weights) or not any(w for _, w in self.weights):
+            raise ValueError("doc model: weights are integers >= 0, at least one > 0")
+        if not isinstance(self.scale, int) or self.scale < 1 or self.prev_max_tokens < 0:
+            raise ValueError("doc model: scale >= 1, prev_max_tokens >= 0")
+
+    @classmethod
+    def of(cls, fields: tuple[str, ...] | Mapping[str, int], scale: int = 1, prev_max_tokens: int = 0) -> "DocModel":
+        """From a field list (each weight 1) or a {field: weight} mapping."""
+        items = tuple(fields.items()) if isinstance(fields, Mapping) else tuple((f, 1) for f in fields)
+        return cls(items, scale, prev_max_tokens)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(f for f, w in self.weights if w)
+
+    def spec(self) -> dict:
+        return {"weights": [list(x) for x in self.weights], "scale": self.scale, "prev_max_tokens": self.prev_max_tokens}
+
+    def counts(self, doc: "IndexDoc", count: Callable[[str], tuple[Counter, int]]) -> tuple[Counter, int]:
+        """The weighted term counts and length of `doc`; `count(text)` -> (Counter, tokens)."""
+        own: tuple[Counter, int] | None = None
+        total: Counter = Counter()
+        length = 0
+        for f, w in self.weights:
+            if not w:
+                continue
+            if f == "prev" and self.prev_max_tokens:
+                if own is None:
+                    own = count(doc.text)
+                if own[1] > self.prev_max_tokens:
+                    continue
+            if f == "text" and own is not None:
+                c, n = own
+            else:
+                c, n = count(field_value(doc, f))
+                if f == "text":
+                    own = (c, n)
+            if w == 1:
+                total.update(c)
+            else:
+                for t, k in c.items():
+                    total[t] += w * k
+            length += w * n
+        return total, length
+
+
+FIELD_NAMES = ("text", "role", "date", "prev", "session", "kind")
+
+
+def field_value(doc: "IndexDoc", field: str) -> str:
+    return month_year(doc.time) if field == "date" else getattr(doc, field)
+
+
 def month_year(time: str) -> str:
     """'2023-05-17T18:28:59' -> 'May 2023'; anything else -> ''."""
     if len(time) >= 7 and time[:4].isdigit() and time[4] == "-" and time[5:7].isdigit():
@@ -55,7 +130,7 @@ def document_text(doc: IndexDoc, fields: tuple[str, ...]) -> str:
     """The string that is tokenized for an event: the chosen fields, joined by newlines."""
     parts = []
     for f in fields:
-        value = month_year(doc.time) if f == "date" else getattr(doc, f)
+        value = field_value(doc, f)
         if value:
             parts.append(value)
     return "\n".join(parts)
@@ -104,3 +179,6 @@ def filter_mask(f: Filters, n: int, code_of: Callable[[str, str], int | None],
                 m &= times <= f.until
         both(m)
     return mask
+
+
+DEFAULT_MODEL = DocModel()

@@ -34,7 +34,6 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
-import math
 import os
 import shutil
 from collections import Counter
@@ -44,11 +43,12 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from .documents import DEFAULT_FIELDS, PREV_CHARS, TIME_CHARS, Filters, IndexDoc, document_text, filter_mask
+from .documents import DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters, IndexDoc, filter_mask
 from .segment import _FIELDS, DocBatch, Segment, merge_segments, write_segment
 from .tokens import QUESTION_WORDS, Tokenizer
+from .topk import Part, TopK
 
-FORMAT = 2  # 2: an origin column
+FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: per-term pruning bounds
 logger = logging.getLogger(__name__)
 
 
@@ -63,7 +63,7 @@ class SearchIndex:
         prev_text: Callable[[str, int], str] | None = None,
         k1: float = 1.5,
         b: float = 0.75,
-        fields: tuple[str, ...] = DEFAULT_FIELDS,
+        doc_model: DocModel = DEFAULT_MODEL,
         drop_question_words: bool = True,
         flush_docs: int = 20_000,
         max_segments: int = 8,
@@ -75,23 +75,25 @@ class SearchIndex:
         self._fetch_after = fetch_after
         self._max_seq = max_seq
         self.k1, self.b = float(k1), float(b)
-        self.fields = tuple(fields)
-        unknown = set(self.fields) - {"text", "role", "date", "prev", "session", "kind"}
-        if unknown:
-            raise ValueError(f"unknown index fields {sorted(unknown)}")
+        if not isinstance(doc_model, DocModel):
+            raise TypeError("doc_model must be a scroll.search.documents.DocModel")
+        self.doc_model = doc_model
+        self.fields = doc_model.fields
+        self.k1_eff = self.k1 * doc_model.scale  # postings hold scale * BM25F's weighted tf
         self._prev_text = prev_text or (lambda session, seq: "")
         self.query_drop = QUESTION_WORDS if drop_question_words else frozenset()
         self.flush_docs = int(flush_docs)
         self.max_segments = int(max_segments)
         self.tok = Tokenizer()
         self.params = {
-            "format": FORMAT, "k1": self.k1, "b": self.b, "fields": list(self.fields),
+            "format": FORMAT, "k1": self.k1, "b": self.b, "doc_model": doc_model.spec(),
             "tokenizer": Tokenizer.spec, "prev_chars": PREV_CHARS,
         }
         self._manifest_stamp: tuple | None = None
         self._lock_fh = None
         self._col_cache: dict[str, tuple] = {}
         self._epoch = 0  # bumped whenever segments or the tail arrays are replaced
+        self.last_query_stats: dict = {}  # how the last search ran (topk.TopK.stats)
         self._load_or_rebuild()
 
     # ----------------------------------------------------------------- state
@@ -317,7 +319,7 @@ class SearchIndex:
                     prev = self._prev_text(d.session, d.seq)[:PREV_CHARS]
                 self._last_text[d.session] = d.text[:PREV_CHARS]
                 d = IndexDoc(d.seq, d.session, d.kind, d.role, d.time, d.text, prev, d.origin)
-            counts, length = tok.counts(document_text(d, self.fields))
+            counts, length = self.doc_model.counts(d, tok.counts)
             if length == 0:
                 length = 1  # bm25s keeps an empty document as one empty token
             ids: dict[int, int] = {}
@@ -485,8 +487,10 @@ class SearchIndex:
         self._col_cache[name] = (key, col)
         return col
 
-    def search(self, query: str, k: int = 10, filters: Filters | None = None) -> list[tuple[int, float]]:
-        """[(seq, score)] best first; ties by seq, newest first; never a 0 score."""
+    def search(self, query: str, k: int = 10, filters: Filters | None = None, *,
+               exhaustive: bool = False) -> list[tuple[int, float]]:
+        """[(seq, score)] best first; ties by seq, newest first; never a 0 score. Top-k by MaxScore
+        (`topk.py`), exact: `exhaustive=True` scores every posting and must give the same list."""
         if k <= 0:
             return []
         self.sync()
@@ -497,49 +501,31 @@ class SearchIndex:
         if not terms or n == 0:
             return []
         len_sum = (self._static["len_sum"] if self._static else 0.0) + self.tail_len_sum
-        avgdl = len_sum / n
-        k1, b = self.k1, self.b
-        dl_all = self._column("dl")
-        pos_parts, w_parts = [], []
+        top = TopK(n, self._column("dl"), len_sum / n, self.k1_eff, self.b)
+        offsets = self._static["offsets"] if self._static else []
+        base = self._static["n"] if self._static else 0
         for term, qtf in terms.items():
             tid = self.vocab.get(term)
             if tid is None:
                 continue
-            seg_posts = []
-            df = 0
-            for off, seg in zip(self._static["offsets"] if self._static else [], self.segments):
+            parts, df = [], 0
+            for off, seg in zip(offsets, self.segments):
                 d, tf = seg.postings(tid)
                 if len(d):
-                    seg_posts.append((off, d, tf))
+                    parts.append(Part(off, d, tf, *seg.bound(tid)))
                     df += len(d)
             tail = self._tail_post.get(tid)
             if tail is not None:
-                base = self._static["n"] if self._static else 0
-                seg_posts.append((base, np.asarray(tail[0], dtype=np.int64), np.asarray(tail[1], dtype=np.float64)))
+                parts.append(Part(base, np.asarray(tail[0], dtype=np.int64), np.asarray(tail[1], dtype=np.float64)))
                 df += len(tail[0])
-            if df == 0:
-                continue
-            idf = qtf * math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            for off, d, tf in seg_posts:
-                pos = d.astype(np.int64) + off
-                tf = np.asarray(tf, dtype=np.float64)
-                w_parts.append(idf * tf / (tf + k1 * (1.0 - b + b * dl_all[pos] / avgdl)))
-                pos_parts.append(pos)
-        if not pos_parts:
-            return []
-        scores = np.bincount(np.concatenate(pos_parts), weights=np.concatenate(w_parts), minlength=n)
+            top.add_term(qtf, df, parts)
+        mask = None
         if filters is not None:
             mask = filter_mask(filters, n, lambda field, v: self._strings[field].get(v), self._column)
-            if mask is not None:
-                scores[~mask] = 0.0
-        uniq = np.flatnonzero(scores > 0)
+        uniq, scores = top.best(k, mask, exhaustive=exhaustive)
+        self.last_query_stats = top.stats
         if len(uniq) == 0:
             return []
-        scores = scores[uniq]
-        if len(uniq) > k:
-            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-            sel = scores >= kth
-            uniq, scores = uniq[sel], scores[sel]
         seqs = self._column("seqs")[uniq]
         order = np.lexsort((-seqs, -scores))[:k]
         return [(int(seqs[i]), float(scores[i])) for i in order]

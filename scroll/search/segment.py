@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-_ARRAYS = ("indptr", "docs", "tfs", "dl", "seqs", "sess", "kind", "role", "origin", "times")
+_ARRAYS = ("indptr", "docs", "tfs", "dl", "seqs", "sess", "kind", "role", "origin", "times", "maxtf", "mindl")
 _FIELDS = ("sess", "kind", "role", "origin")  # string columns stored as codes + a table
 
 
@@ -50,6 +50,8 @@ class Segment:
         self.role_local = arrays["role"]
         self.origin_local = arrays["origin"]
         self.times = arrays["times"]
+        self.maxtf = arrays["maxtf"]      # per term: the largest tf in this segment (0: no posting)
+        self.mindl = arrays["mindl"]      # per term: the shortest document holding it (pruning bounds)
         self.strings = strings
         self.n_docs = int(len(self.seqs))
         self.n_terms = int(len(self.indptr) - 1)
@@ -72,6 +74,12 @@ class Segment:
             return _EMPTY_I, _EMPTY_I
         a, b = int(self.indptr[tid]), int(self.indptr[tid + 1])
         return self.docs[a:b], self.tfs[a:b]
+
+    def bound(self, tid: int) -> tuple[int, int]:
+        """(max tf, min doc length) of a term's postings here: BM25's upper bound for MaxScore."""
+        if tid >= self.n_terms:
+            return 0, 1
+        return int(self.maxtf[tid]), int(self.mindl[tid])
 
     def df(self, tid: int) -> int:
         if tid >= self.n_terms:
@@ -103,6 +111,19 @@ def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
     return codes, list(table)
 
 
+def _bounds(indptr: np.ndarray, tfs: np.ndarray, dls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per term: the max tf and the min document length over its postings (0 / 1 for none)."""
+    n_terms = len(indptr) - 1
+    maxtf = np.zeros(n_terms, dtype=np.uint32)
+    mindl = np.ones(n_terms, dtype=np.uint32)
+    has = np.flatnonzero(np.diff(indptr) > 0)
+    if len(has):
+        starts = indptr[:-1][has]
+        maxtf[has] = np.maximum.reduceat(tfs, starts)
+        mindl[has] = np.minimum.reduceat(dls.astype(np.uint32), starts)
+    return maxtf, mindl
+
+
 def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, meta=None, n_terms: int) -> Path:
     """Write a segment from a batch of documents, or from (terms, docs, tfs) + meta arrays."""
     if batch is not None:
@@ -131,6 +152,7 @@ def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, me
     indptr = np.zeros(n_terms + 1, dtype=np.int64)
     np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
     arrays = {"indptr": indptr, "docs": docs.astype(np.uint32), "tfs": np.minimum(tfs, 2**32 - 1).astype(np.uint32)}
+    arrays["maxtf"], arrays["mindl"] = _bounds(indptr, arrays["tfs"], np.asarray(meta["dl"])[docs])
     strings = {}
     for field in _FIELDS:
         vals = meta[field]

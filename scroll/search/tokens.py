@@ -14,7 +14,7 @@ from collections import Counter
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 _split = re.compile(TOKEN_PATTERN).findall
 # Question words dropped from QUERIES (not documents): "when did I adopt Rocket" should not
-# rank events by "when" and "did". Measured with scroll.bench.tune (issue 2 report).
+# rank events by "when" and "did". Measured in issue 2 (bm25s feature tuning); kept by `scroll bench tune` (issue 13).
 QUESTION_WORDS = frozenset(("what when where who which why how did does do is was has have would could "
                             "kind much many long").split())
 _CHUNK = 1 << 20  # characters per chunk for big texts

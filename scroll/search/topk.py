@@ -1,0 +1,177 @@
+"""Top-k BM25 with MaxScore dynamic pruning, exact against exhaustive scoring.
+
+    top = TopK(n, dl, avgdl, k1, b)
+    top.add_term(qtf, df, parts)           # parts: [Part(offset, docs, tfs, maxtf, mindl)]
+    docs, scores = top.best(k, mask)       # global doc numbers, scores; best first, ties: caller
+
+A term's contribution to a document is `idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`,
+computed by one numpy expression everywhere (so a document's score is bit-identical whether
+it was found exhaustively or by lookups), summed over the query's terms in query order.
+
+MaxScore (Turtle & Flood 1995), vectorised: a term's upper bound is its idf times the
+contribution of (its largest tf, its shortest document) in each part — stored per term in
+every segment at write time, exact for the live tail. Terms are taken in order of falling
+bound ("essential" terms, the rare ones) and scored exhaustively over their postings; the
+best candidates are then scored fully by binary-search lookups in the other terms' postings,
+which gives a threshold theta (the k-th best true score found). When the bounds of the
+remaining terms sum to less than theta, no document outside the candidates can enter the
+top k, and a candidate whose partial score plus those bounds is below theta cannot either:
+only the survivors are scored fully. The common terms' long posting lists are never read in
+full, only probed. Small queries (few postings in all) are scored exhaustively.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+EXHAUSTIVE_POSTINGS = 20_000   # below this many postings in all, pruning costs more than it saves
+_SLACK = 1e-9                  # relative: a bound compared with theta never prunes on rounding
+
+
+@dataclass
+class Part:
+    """One segment's (or the tail's) postings of a term: local doc numbers ascending + tfs."""
+
+    offset: int
+    docs: np.ndarray
+    tfs: np.ndarray
+    maxtf: int | None = None   # None: computed from the postings (the tail)
+    mindl: int | None = None
+
+
+@dataclass
+class _Term:
+    idf: float
+    parts: list[Part]
+    bound: float
+    postings: int
+
+
+class TopK:
+    def __init__(self, n: int, dl: np.ndarray, avgdl: float, k1: float, b: float):
+        self.n, self.dl, self.avgdl, self.k1, self.b = n, dl, avgdl, k1, b
+        self.terms: list[_Term] = []
+        self.stats = {"mode": "", "postings": 0, "scored": 0, "probed": 0, "essential": 0, "rounds": 0}
+
+    def _w(self, idf: float, tf: np.ndarray, dl: np.ndarray) -> np.ndarray:
+        tf = np.asarray(tf, dtype=np.float64)
+        return idf * tf / (tf + self.k1 * (1.0 - self.b + self.b * dl / self.avgdl))
+
+    def add_term(self, qtf: int, df: int, parts: list[Part]) -> None:
+        """One distinct query term (weighted by how often the query repeats it)."""
+        if df == 0 or not parts:
+            return
+        idf = qtf * math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
+        bound = 0.0
+        for p in parts:
+            if p.maxtf is None:          # the tail: its exact maximum
+                w = self._w(idf, p.tfs, self.dl[p.docs.astype(np.int64) + p.offset])
+                bound = max(bound, float(w.max()) if len(w) else 0.0)
+            else:
+                bound = max(bound, float(self._w(idf, np.array([p.maxtf]), np.array([float(p.mindl)]))[0]))
+        self.terms.append(_Term(idf, parts, bound, sum(len(p.docs) for p in parts)))
+
+    # ---------------------------------------------------------------- scoring
+    def _dense(self, terms: list[_Term]) -> np.ndarray:
+        """Exhaustive scores of `terms` for every doc (terms in the given order)."""
+        pos_parts, w_parts = [], []
+        for t in terms:
+            for p in t.parts:
+                pos = p.docs.astype(np.int64) + p.offset
+                w_parts.append(self._w(t.idf, p.tfs, self.dl[pos]))
+                pos_parts.append(pos)
+        if not pos_parts:
+            return np.zeros(self.n)
+        self.stats["scored"] += sum(len(x) for x in pos_parts)
+        return np.bincount(np.concatenate(pos_parts), weights=np.concatenate(w_parts), minlength=self.n)
+
+    def _lookup(self, t: _Term, cand: np.ndarray) -> np.ndarray:
+        """Term t's contribution to each candidate doc (sorted global numbers), by binary search."""
+        out = np.zeros(len(cand))
+        self.stats["probed"] += len(cand)
+        for p in t.parts:
+            lo = np.searchsorted(cand, p.offset)
+            hi = np.searchsorted(cand, p.offset + (int(p.docs[-1]) + 1 if len(p.docs) else 0))
+            if hi <= lo:
+                continue
+            local = cand[lo:hi] - p.offset
+            i = np.searchsorted(p.docs, local)
+            i_ok = np.minimum(i, len(p.docs) - 1)
+            hit = np.asarray(p.docs[i_ok], dtype=np.int64) == local
+            if hit.any():
+                rows = np.flatnonzero(hit)
+                tf = np.asarray(p.tfs[i_ok[rows]], dtype=np.float64)
+                out[lo + rows] = self._w(t.idf, tf, self.dl[cand[lo + rows]])
+        return out
+
+    def _full(self, cand: np.ndarray) -> np.ndarray:
+        """Exact scores of candidate docs: every term, in query order (bit-identical to _dense)."""
+        s = np.zeros(len(cand))
+        for t in self.terms:
+            s += self._lookup(t, cand)
+        return s
+
+    # ------------------------------------------------------------------- top k
+    def best(self, k: int, mask: np.ndarray | None = None, *, exhaustive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(docs, scores) of every doc that can be in the top k (ties at the k-th score kept),
+        unordered; docs outside `mask` never count."""
+        self.stats["postings"] = total = sum(t.postings for t in self.terms)
+        if not self.terms:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        if exhaustive or total <= EXHAUSTIVE_POSTINGS or len(self.terms) == 1:
+            self.stats["mode"] = "exhaustive"
+            return _keep_top(self._dense(self.terms), mask, k)
+        self.stats["mode"] = "maxscore"
+        order = sorted(range(len(self.terms)), key=lambda i: -self.terms[i].bound)
+        pos_parts: list[np.ndarray] = []
+        w_parts: list[np.ndarray] = []
+        for m in range(1, len(order)):
+            self.stats["rounds"] += 1
+            t = self.terms[order[m - 1]]          # one more essential term, scored over its postings
+            for p in t.parts:
+                pos = p.docs.astype(np.int64) + p.offset
+                pos_parts.append(pos)
+                w_parts.append(self._w(t.idf, p.tfs, self.dl[pos]))
+                self.stats["scored"] += len(pos)
+            cand, inv = np.unique(np.concatenate(pos_parts), return_inverse=True)
+            partial = np.bincount(inv, weights=np.concatenate(w_parts), minlength=len(cand))
+            if mask is not None:
+                keep = mask[cand]
+                cand, partial = cand[keep], partial[keep]
+            if len(cand) < k:
+                continue
+            rest = sum(self.terms[i].bound for i in order[m:])
+            # the best candidates by partial score, scored fully: the k-th is a true score
+            top = np.argpartition(-partial, min(len(cand), 4 * k) - 1)[: 4 * k]
+            probe = np.sort(cand[top])
+            full = self._full(probe)
+            theta = float(np.partition(full, len(full) - k)[len(full) - k])
+            if rest < theta * (1 - _SLACK):
+                self.stats["essential"] = m
+                keep = cand[partial + rest >= theta * (1 - _SLACK)]
+                return _top_of(keep, self._full(keep), k)
+        self.stats["mode"] = "exhaustive (no pruning possible)"
+        return _keep_top(self._dense(self.terms), mask, k)
+
+
+def _keep_top(scores: np.ndarray, mask: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
+    if mask is not None:
+        scores[~mask] = 0.0
+    docs = np.flatnonzero(scores > 0)
+    return _top_of(docs, scores[docs], k)
+
+
+def _top_of(docs: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The docs whose score is >= the k-th best (ties kept: the caller orders by seq)."""
+    sel = scores > 0
+    docs, scores = docs[sel], scores[sel]
+    if len(docs) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        sel = scores >= kth
+        docs, scores = docs[sel], scores[sel]
+    return docs, scores
+
+
+__all__ = ["TopK", "Part", "EXHAUSTIVE_POSTINGS"]
