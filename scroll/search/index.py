@@ -44,10 +44,12 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from .documents import DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters, IndexDoc, filter_mask
+from .bulk import BulkTokens
 from .segment import _FIELDS, DocBatch, Segment, merge_segments, write_segment
 from .tokens import QUESTION_WORDS, Tokenizer
 from .topk import Part, TopK
 
+BULK_MIN_DOCS = 1000  # a batch at least this big is written as a segment directly (bulk.py)
 FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: per-term pruning bounds
 logger = logging.getLogger(__name__)
 
@@ -85,6 +87,7 @@ class SearchIndex:
         self.flush_docs = int(flush_docs)
         self.max_segments = int(max_segments)
         self.tok = Tokenizer()
+        self._bulk = BulkTokens(self.tok)
         self.params = {
             "format": FORMAT, "k1": self.k1, "b": self.b, "doc_model": doc_model.spec(),
             "tokenizer": Tokenizer.spec, "prev_chars": PREV_CHARS,
@@ -279,7 +282,10 @@ class SearchIndex:
             docs = self._fetch_after(after, self.flush_docs)
             if not docs:
                 break
-            self._add_docs(docs, flush=False)
+            if len(docs) >= BULK_MIN_DOCS and not self.n_tail:
+                self._write_bulk_segment(docs)
+            else:
+                self._add_docs(docs, flush=False)
             after = docs[-1].seq
             if self.n_tail >= self.flush_docs:
                 self._flush_locked()
@@ -308,17 +314,69 @@ class SearchIndex:
         docs = [d for d in docs if d.seq > self.seen_seq]
         self._add_docs(docs)
 
-    def _add_docs(self, docs: list[IndexDoc], flush: bool = True) -> None:
-        tok, vocab = self.tok, self.vocab
+    def _with_prev(self, docs: list[IndexDoc], last: dict[str, str]) -> list[IndexDoc]:
+        """The docs with their session's previous turn filled in; `last` (session -> latest
+        indexed text) is updated as they go."""
+        if "prev" not in self.fields:
+            return docs
+        out = []
         for d in docs:
-            if d.seq <= self.seen_seq:  # already pulled in by a catch-up
-                continue
-            if "prev" in self.fields:
-                prev = self._last_text.get(d.session)
-                if prev is None:
-                    prev = self._prev_text(d.session, d.seq)[:PREV_CHARS]
-                self._last_text[d.session] = d.text[:PREV_CHARS]
-                d = IndexDoc(d.seq, d.session, d.kind, d.role, d.time, d.text, prev, d.origin)
+            prev = last.get(d.session)
+            if prev is None:
+                prev = self._prev_text(d.session, d.seq)[:PREV_CHARS]
+            last[d.session] = d.text[:PREV_CHARS]
+            out.append(IndexDoc(d.seq, d.session, d.kind, d.role, d.time, d.text, prev, d.origin))
+        return out
+
+    def _add_bulk(self, docs: list[IndexDoc]) -> bool:
+        """Index a big batch as one new segment, written directly (the tail, if any, is flushed
+        first so that segments stay in seq order). False if that failed: the caller then indexes
+        the batch in the tail, which stays exact."""
+        try:
+            with self._locked():
+                if self._stamp() != self._manifest_stamp:
+                    self._reload_after_foreign_flush()      # may already have caught up past them
+                docs = [d for d in docs if d.seq > self.seen_seq]
+                if not docs:
+                    return True
+                if self.n_tail:
+                    self._flush_locked()
+                self._write_bulk_segment(docs)
+                self._write_manifest()
+            return True
+        except Exception as e:  # noqa: BLE001 - the tail path below is always correct
+            logger.warning("%s: could not write a bulk segment (%s: %s); indexing the batch in the tail",
+                           self.path, type(e).__name__, e)
+            return False
+
+    def _write_bulk_segment(self, docs: list[IndexDoc]) -> None:
+        """Under the lock, with an empty tail: docs (seq order, after covered_seq) -> a segment."""
+        last = dict(self._last_text)
+        docs = self._with_prev(docs, last)
+        bp = self._bulk.postings(docs, self.doc_model, self.vocab)
+        meta = {"dl": bp.dls.astype(np.uint32), "seqs": np.fromiter((d.seq for d in docs), np.int64, len(docs)),
+                "sess": [d.session for d in docs], "kind": [d.kind for d in docs], "role": [d.role for d in docs],
+                "origin": [d.origin for d in docs], "times": np.asarray([d.time[:TIME_CHARS] for d in docs], dtype=str)}
+        saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
+        try:
+            path = write_segment(self.path, triples=(bp.terms, bp.docs, bp.tfs), meta=meta, n_terms=len(self.vocab))
+            self._persist_vocab()
+            self.segments.append(Segment.load(path))
+            self.covered_seq = self.segments[-1].last_seq
+            self._maybe_merge()
+        except BaseException:
+            self.segments, self.covered_seq, self.vocab_persisted = saved
+            raise
+        self._last_text = last
+        self._rebuild_static()
+        self._reset_tail()
+
+    def _add_docs(self, docs: list[IndexDoc], flush: bool = True) -> None:
+        docs = [d for d in docs if d.seq > self.seen_seq]  # some may have been pulled in by a catch-up
+        if flush and not self.readonly and len(docs) >= BULK_MIN_DOCS and self._add_bulk(docs):
+            return
+        tok, vocab = self.tok, self.vocab
+        for d in self._with_prev(docs, self._last_text):
             counts, length = self.doc_model.counts(d, tok.counts)
             if length == 0:
                 length = 1  # bm25s keeps an empty document as one empty token

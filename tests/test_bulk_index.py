@@ -1,0 +1,110 @@
+"""Bulk indexing: the same tokens as bm25s, and the same index as one-by-one appends."""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from scroll import EventLog
+from scroll.search import IndexDoc
+from scroll.search.bulk import BulkTokens
+from scroll.search.documents import DocModel
+from scroll.search.index import BULK_MIN_DOCS
+from scroll.search.tokens import Tokenizer
+
+
+def _corpora():
+    from scroll.bench.corpus import generate
+    out = {"chat+long passages": generate(30_000, seed=5, long_share=0.3).events}
+    try:
+        from scroll.bench.shapes import SHAPES, generate_shape
+        for shape in SHAPES:
+            out[shape] = generate_shape(shape, 30_000, seed=5).events
+    except ImportError:  # pragma: no cover - the shapes module is part of the package
+        pass
+    out["odd text"] = [{"session": "z", "role": "u", "text": t} for t in
+                       ["", "   ", "ÉCOLE école Straße naïve café_au_lait x y z", "foo_bar FOO_BAR foo-bar 3.14 2023",
+                        "the and of", "日本語 テキスト", "a" * 3000 + " tail", "\u00a0nbsp\u2003em space"]]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_corpora()))
+def test_bulk_tokens_equal_bm25s_tokenize_on_every_event(name):
+    import bm25s
+    import Stemmer
+
+    events = _corpora()[name]
+    texts = [e["text"] for e in events]
+    vocab: dict[str, int] = {}
+    docs = [IndexDoc(i + 1, e["session"], "message", e.get("role", ""), "", e["text"]) for i, e in enumerate(events)]
+    bp = BulkTokens(Tokenizer()).postings(docs, DocModel((("text", 1),), scale=1), vocab)
+    terms = {i: t for t, i in vocab.items()}
+    ours = [Counter() for _ in texts]
+    for d, t, tf in zip(bp.docs.tolist(), bp.terms.tolist(), bp.tfs.tolist()):
+        ours[d][terms[t]] += tf
+    ref = bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False,
+                         show_progress=False)
+    for i, r in enumerate(ref):
+        assert ours[i] == Counter(r), (name, texts[i][:80])
+        assert bp.dls[i] == max(1, len(r))
+
+
+MODEL = DocModel((("text", 4), ("role", 1), ("date", 2), ("prev", 1)), scale=4, prev_max_tokens=15)
+
+
+def _rows(n, seed):
+    rng = random.Random(seed)
+    words = "apple banana cherry delta echo river saddle timber violet walnut run running ran bicycles".split()
+    return [{"session": f"s{rng.randint(0, 12)}", "role": rng.choice(["user", "assistant", "Ann"]),
+             "text": " ".join(rng.choice(words) for _ in range(rng.randint(0, 40))),
+             "time": f"2023-{1 + i % 12:02d}-{1 + i % 28:02d}T10:00:00"} for i in range(n)]
+
+
+def test_bulk_index_equals_one_by_one_index(tmp_path):
+    rows = _rows(3 * BULK_MIN_DOCS, seed=1)
+    bulk = EventLog(tmp_path / "b.db", index_options={"doc_model": MODEL})
+    bulk.search("warm")
+    bulk.append_many(rows[:200])                          # the tail first, then bulk batches
+    bulk.append_many(rows[200:200 + BULK_MIN_DOCS])
+    bulk.append_many(rows[200 + BULK_MIN_DOCS:])
+    assert len(bulk.index.segments) >= 2 and bulk.index.n_tail == 0
+    one = EventLog(tmp_path / "o.db", index_options={"doc_model": MODEL, "flush_docs": 10 ** 6})
+    one.search("warm")
+    for r in rows:
+        one.append(**r)
+    assert one.index.n_tail == len(rows) and not one.index.segments
+    rng = random.Random(2)
+    for _ in range(80):
+        q = " ".join(rng.sample("apple banana cherry delta echo river Ann user January May run".split(),
+                                rng.randint(1, 4)))
+        a, b = bulk.search(q, k=20), one.search(q, k=20)
+        assert [h.seq for h in a] == [h.seq for h in b], q
+        assert np.allclose([h.score for h in a], [h.score for h in b], rtol=1e-12, atol=0), q
+
+
+def test_a_rebuilt_index_equals_the_live_one(tmp_path):
+    rows = _rows(2500, seed=3)
+    log = EventLog(tmp_path / "r.db", index_options={"doc_model": MODEL})
+    log.search("warm")
+    log.append_many(rows)
+    before = [[(h.seq, h.score) for h in log.search(q, k=15)] for q in ("apple", "river run", "Ann cherry")]
+    log.index.rebuild()
+    after = [[(h.seq, h.score) for h in log.search(q, k=15)] for q in ("apple", "river run", "Ann cherry")]
+    assert before == after and before[0]
+
+
+def test_a_failed_bulk_write_falls_back_to_the_tail(tmp_path, monkeypatch):
+    from scroll.search import index as index_mod
+    log = EventLog(tmp_path / "f.db", index_options={"doc_model": MODEL})
+    log.search("warm")
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(index_mod, "write_segment", boom)
+    rows = _rows(BULK_MIN_DOCS + 10, seed=4)
+    seqs = log.append_many(rows)
+    assert log.index.n_tail == len(rows)
+    hits = log.search(rows[-1]["text"].split()[0] if rows[-1]["text"] else "apple", k=5000)
+    assert hits and all(h.seq in seqs for h in hits)
