@@ -104,8 +104,8 @@ def test_unknown_shape_is_refused():
 def test_recall_sets_file_splits_tune_and_report_seeds():
     sets = load_sets(str(ROOT / "configs/recall-sets.yaml"))
     assert sets == load_sets()                                       # default path, from the repo root
-    assert set(sets["sets"]) == set(SHAPES)
-    for shape, s in sets["sets"].items():
+    assert set(sets["shapes"]) == set(SHAPES)
+    for shape, s in sets["shapes"].items():
         assert s["words"] >= 1_000_000 and s["tune"] and s["report"]
         assert not set(s["tune"]) & set(s["report"]), shape
     assert "never" in (ROOT / "configs/recall-sets.yaml").read_text().lower()
