@@ -36,8 +36,12 @@ import json
 import logging
 import os
 import shutil
+import threading
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -45,13 +49,37 @@ import numpy as np
 
 from .documents import DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters, IndexDoc, filter_mask
 from .bulk import BulkTokens
-from .segment import _FIELDS, DocBatch, Segment, merge_segments, write_segment
+from .segment import _FIELDS, Segment, merge_segments, write_segment
+from .tail import Tail
 from .tokens import QUESTION_WORDS, Tokenizer
 from .topk import Part, TopK
 
 BULK_MIN_DOCS = 1000  # a batch at least this big is written as a segment directly (bulk.py)
 FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: per-term pruning bounds
 logger = logging.getLogger(__name__)
+
+
+class _ForeignChange(Exception):
+    """Another process rewrote the index while a background flush waited for the lock."""
+
+
+@dataclass
+class _FlushJob:
+    """A frozen tail being written as a segment (and merged) by a background thread."""
+
+    frozen: Tail
+    base_segments: list
+    base_static: dict | None
+    base_stamp: tuple | None
+    generation: int
+    vocab_persisted: int
+    n_terms: int
+    new_terms: list
+    done: threading.Event = dc_field(default_factory=threading.Event)
+    segments: list | None = None
+    static: dict | None = None
+    stamp: tuple | None = None
+    error: BaseException | None = None
 
 
 class SearchIndex:
@@ -109,33 +137,45 @@ class SearchIndex:
         self._strings: dict[str, dict[str, int]] = {f: {} for f in _FIELDS}
         self._static = None  # concatenated per-doc arrays of the segments
         self._last_text: dict[str, str] = {}  # session -> its latest indexed text (capped)
+        self._job: _FlushJob | None = None    # a background flush in flight (its result is ignored now)
         self._reset_tail()
 
+    def _new_tail(self) -> Tail:
+        return Tail(min(self.flush_docs + 1, 1 << 16))
+
     def _reset_tail(self) -> None:
+        """Empty the in-memory part (its documents are in segments now)."""
         self._epoch += 1
         self.seen_seq = self.covered_seq
-        self._tail_post: dict[int, tuple[list[int], list[int]]] = {}
-        self._tail_counts: list[dict[int, int]] = []
-        cap = max(16, min(self.flush_docs + 1, 1 << 16))
-        self._t_seqs = np.zeros(cap, dtype=np.int64)
-        self._t_dl = np.zeros(cap, dtype=np.float64)
-        self._t_codes = {f: np.zeros(cap, dtype=np.int32) for f in _FIELDS}
-        self._t_times: list[str] = []
-        self._t_str: dict[str, list[str]] = {f: [] for f in _FIELDS}
-        self.n_tail = 0
-        self.tail_len_sum = 0
+        self._tail = self._new_tail()
+        self._frozen: Tail | None = None   # being written in the background (or after a failed write)
         self._flush_retry_at = 0  # after a failed flush, the tail size at which to try again
 
-    def _grow_tail(self) -> None:
-        """Double the tail arrays (the tail outgrows flush_docs when a flush fails, or read-only)."""
-        cap = 2 * len(self._t_seqs)
-        self._t_seqs = np.resize(self._t_seqs, cap)
-        self._t_dl = np.resize(self._t_dl, cap)
-        self._t_codes = {f: np.resize(a, cap) for f, a in self._t_codes.items()}
+    @property
+    def n_tail(self) -> int:
+        """Documents held in memory only (the live tail and a frozen one being written)."""
+        return self._tail.n + (self._frozen.n if self._frozen else 0)
+
+    @property
+    def tail_len_sum(self) -> int:
+        return self._tail.len_sum + (self._frozen.len_sum if self._frozen else 0)
 
     @property
     def n_docs(self) -> int:
-        return (self._static["n"] if self._static else 0) + self.n_tail
+        return self._static_n + self.n_tail
+
+    @property
+    def _static_n(self) -> int:
+        return self._static["n"] if self._static else 0
+
+    def _tails(self) -> list[tuple[int, Tail]]:
+        """(offset, tail) of the in-memory parts, in doc-number order."""
+        out, off = [], self._static_n
+        for t in (self._frozen, self._tail):
+            if t is not None and t.n:
+                out.append((off, t))
+                off += t.n
+        return out
 
     def _code(self, field: str, value: str) -> int:
         table = self._strings[field]
@@ -178,10 +218,15 @@ class SearchIndex:
 
     def _write_manifest(self) -> None:
         self.generation += 1
+        self._manifest_stamp = self._write_manifest_file(self.segments, self.covered_seq, self.vocab_persisted,
+                                                         self.generation)
+
+    def _write_manifest_file(self, segments: list, covered_seq: int, vocab_size: int, generation: int) -> tuple:
+        """Atomically replace the manifest; returns its new stamp. Touches no attribute."""
         data = {
-            **self.params, "log_id": self.log_id, "generation": self.generation,
-            "covered_seq": self.covered_seq, "vocab_size": self.vocab_persisted,
-            "segments": [s.path.name for s in self.segments],
+            **self.params, "log_id": self.log_id, "generation": generation,
+            "covered_seq": covered_seq, "vocab_size": vocab_size,
+            "segments": [s.path.name for s in segments],
         }
         tmp = self.path / "manifest.json.tmp"
         with open(tmp, "w") as fh:
@@ -189,27 +234,39 @@ class SearchIndex:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.path / "manifest.json")
-        self._manifest_stamp = self._stamp()
+        stamp = self._stamp()
+        # under the lock every write is finished: a segment the manifest does not name (merged
+        # away, or left by a writer killed before its manifest) and any .tmp- dir are garbage
+        keep = set(data["segments"])
+        for child in self.path.iterdir():
+            if (child.name.startswith(".tmp-") or child.name.startswith("seg-")) and child.name not in keep:
+                shutil.rmtree(child, ignore_errors=True)
+        return stamp
 
     def _persist_vocab(self) -> None:
         """Append the terms that got ids since the last flush to vocab.txt."""
+        n = len(self.vocab)
+        self._append_vocab(self.vocab_persisted, list(islice(self.vocab, self.vocab_persisted, n)))
+        self.vocab_persisted = n
+
+    def _append_vocab(self, persisted: int, new_terms: list[str]) -> None:
+        """vocab.txt := its first `persisted` lines + new_terms (the vocabulary dict's insertion
+        order is the term-id order). Touches no attribute."""
         vfile = self.path / "vocab.txt"
         with open(vfile, "a+b") as fh:
             fh.seek(0)
             # drop anything past what the manifest vouches for (a crash mid-append)
             keep, count = 0, 0
             for line in fh:
-                if count == self.vocab_persisted:
+                if count == persisted:
                     break
                 keep += len(line)
                 count += 1
             fh.truncate(keep)
             fh.seek(keep)
-            new = sorted(((i, t) for t, i in self.vocab.items() if i >= self.vocab_persisted))
-            fh.write("".join(t + "\n" for _, t in new).encode("utf-8"))
+            fh.write("".join(t + "\n" for t in new_terms).encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
-        self.vocab_persisted = len(self.vocab)
 
     def _try_load(self) -> bool:
         m = self._read_manifest()
@@ -267,6 +324,7 @@ class SearchIndex:
         if self.readonly:
             self._build_in_memory()
             return
+        self._install(wait=True)
         with self._locked():
             self.rebuild_locked()
 
@@ -307,8 +365,7 @@ class SearchIndex:
         docs = list(docs)
         if not docs:
             return
-        if self._stamp() != self._manifest_stamp:
-            self._reload_after_foreign_flush()
+        self._check_manifest()
         if docs[0].seq > self.seen_seq + 1:
             self._catch_up(until=docs[0].seq - 1)
         docs = [d for d in docs if d.seq > self.seen_seq]
@@ -333,6 +390,8 @@ class SearchIndex:
         first so that segments stay in seq order). False if that failed: the caller then indexes
         the batch in the tail, which stays exact."""
         try:
+            if self._lock_fh is None:
+                self._install(wait=True)               # never wait for the writer while holding the lock
             with self._locked():
                 if self._stamp() != self._manifest_stamp:
                     self._reload_after_foreign_flush()      # may already have caught up past them
@@ -386,43 +445,94 @@ class SearchIndex:
                 if tid is None:
                     tid = vocab[term] = len(vocab)
                 ids[tid] = c
-            i = self.n_tail
-            if i >= len(self._t_seqs):
-                self._grow_tail()
-            for tid, c in ids.items():
-                post = self._tail_post.get(tid)
-                if post is None:
-                    self._tail_post[tid] = ([i], [c])
-                else:
-                    post[0].append(i)
-                    post[1].append(c)
-            self._tail_counts.append(ids)
-            self._t_seqs[i] = d.seq
-            self._t_dl[i] = length
-            for field, value in (("sess", d.session), ("kind", d.kind), ("role", d.role), ("origin", d.origin)):
-                self._t_codes[field][i] = self._code(field, value)
-                self._t_str[field].append(value)
-            self._t_times.append(d.time[:TIME_CHARS])
-            self.n_tail += 1
-            self.tail_len_sum += length
+            strs = {"sess": d.session, "kind": d.kind, "role": d.role, "origin": d.origin}
+            self._tail.add(d.seq, ids, length, {f: self._code(f, v) for f, v in strs.items()}, strs,
+                           d.time[:TIME_CHARS])
             self.seen_seq = d.seq
-            if flush and not self.readonly and self.n_tail >= max(self.flush_docs, self._flush_retry_at):
+            if (flush and not self.readonly and self._job is None
+                    and self.n_tail >= max(self.flush_docs, self._flush_retry_at)):
                 self._flush_from_add()
 
+    # --------------------------------------------------- background flushes
     def _flush_from_add(self) -> None:
-        """Write the full tail as a segment; a failure (disk full, ...) leaves the tail in
-        memory, searchable, and the flush is retried after another flush_docs documents."""
+        """The tail is full: freeze it and write it as a segment (then merge) in a background
+        thread, so the append that filled it does not wait. Searches keep reading the frozen
+        tail until the segment is installed (`_install`, at the next add or search). Inside a
+        locked section (a catch-up during a flush) the write is done here, synchronously."""
+        if self._lock_fh is not None:
+            try:
+                self._flush_locked()
+                self._write_manifest()
+            except Exception as e:  # noqa: BLE001 - the tail stays correct; segments are an optimisation
+                self._flush_failed(e)
+            return
+        if self._frozen is None:
+            self._frozen, self._tail = self._tail, self._new_tail()
+            self._epoch += 1
+        n = len(self.vocab)
+        job = _FlushJob(self._frozen, list(self.segments), self._static, self._manifest_stamp, self.generation,
+                        self.vocab_persisted, n, list(islice(self.vocab, self.vocab_persisted, n)))
+        self._job = job
+        threading.Thread(target=self._flush_worker, args=(job,), name="scroll-index-flush", daemon=True).start()
+
+    def _flush_failed(self, e: BaseException) -> None:
+        self._flush_retry_at = self.n_tail + self.flush_docs
+        logger.warning("%s: could not write an index segment (%s: %s); the tail stays in memory, "
+                       "retried after %d more events", self.path, type(e).__name__, e, self.flush_docs)
+
+    def _flush_worker(self, job: _FlushJob) -> None:
+        """Background: write the frozen tail as a segment, merge, write the manifest, and
+        prepare the new per-doc arrays. Reads only what the job holds; sets no attribute."""
         try:
-            with self._locked():
-                if self._stamp() != self._manifest_stamp:
-                    self._reload_after_foreign_flush()
-                if self.n_tail >= self.flush_docs:
-                    self._flush_locked()
-                    self._write_manifest()
-        except Exception as e:  # noqa: BLE001 - the tail stays correct; segments are an optimisation
-            self._flush_retry_at = self.n_tail + self.flush_docs
-            logger.warning("%s: could not write an index segment (%s: %s); the tail stays in memory, "
-                           "retried after %d more events", self.path, type(e).__name__, e, self.flush_docs)
+            self.path.mkdir(parents=True, exist_ok=True)
+            with open(self.path / "lock", "a+") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    if self._stamp() != job.base_stamp:
+                        raise _ForeignChange()
+                    path = write_segment(self.path, job.frozen.batch(), n_terms=job.n_terms)
+                    self._append_vocab(job.vocab_persisted, job.new_terms)
+                    segs = job.base_segments + [Segment.load(path)]
+                    gone: list = []
+                    segs = self._merged(segs, job.n_terms, gone)
+                    job.stamp = self._write_manifest_file(segs, segs[-1].last_seq, job.n_terms, job.generation + 1)
+                    for old in gone:
+                        shutil.rmtree(old.path, ignore_errors=True)
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+            job.static = _static_with(job.base_static, job.frozen, segs)
+            job.segments = segs
+        except BaseException as e:  # noqa: BLE001 - reported to the main thread by _install
+            job.error = e
+        finally:
+            job.done.set()
+
+    def _install(self, *, wait: bool) -> None:
+        """Take a finished background flush into use (or, `wait`, wait for it first)."""
+        job = self._job
+        if job is None or (not wait and not job.done.is_set()):
+            return
+        job.done.wait()
+        self._job = None
+        if job.error is not None:
+            if not isinstance(job.error, _ForeignChange):   # a foreign change: the reload re-reads all
+                self._flush_failed(job.error)
+            return
+        self.segments, self.covered_seq = job.segments, job.segments[-1].last_seq
+        self.generation, self.vocab_persisted = job.generation + 1, job.n_terms
+        self._static, self._frozen = job.static, None
+        self._manifest_stamp = job.stamp
+        self._epoch += 1
+
+    def _check_manifest(self) -> None:
+        """Install our own finished flush; reload if another process changed the index."""
+        self._install(wait=False)
+        if self._stamp() != self._manifest_stamp:
+            if self._job is not None:
+                self._install(wait=True)        # it may be our own flush, just written
+                if self._stamp() == self._manifest_stamp:
+                    return
+            self._reload_after_foreign_flush()
 
     def _catch_up(self, until: int | None = None) -> None:
         while True:
@@ -438,6 +548,7 @@ class SearchIndex:
 
     def _reload_after_foreign_flush(self) -> None:
         """Another process rewrote the index: load its manifest, rebuild our tail."""
+        self._job = None           # a flush in flight was based on the old state: its result is dropped
         if self.readonly:
             if not self._try_load():
                 self._build_in_memory()
@@ -450,15 +561,16 @@ class SearchIndex:
 
     def sync(self) -> None:
         """Make every event in the log searchable (called before each search)."""
-        if self._stamp() != self._manifest_stamp:
-            self._reload_after_foreign_flush()
+        self._check_manifest()
         if self._max_seq() > self.seen_seq:
             self._catch_up()
 
     # ----------------------------------------------------------- segments
     def flush(self) -> None:
-        """Write the live tail as a segment now (e.g. after an import, or on close)."""
+        """Write the live tail as a segment now (e.g. after an import, or on close); waits for a
+        background flush first."""
         self.sync()
+        self._install(wait=True)
         if self.n_tail == 0 or self.readonly:
             return
         with self._locked():
@@ -469,36 +581,55 @@ class SearchIndex:
                 self._write_manifest()
 
     def _flush_locked(self) -> None:
-        n = self.n_tail
-        batch = DocBatch(
-            seqs=self._t_seqs[:n].tolist(), dls=self._t_dl[:n].astype(np.int64).tolist(),
-            counts=self._tail_counts, times=self._t_times, **self._t_str,
-        )
-        saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
-        try:
-            path = write_segment(self.path, batch, n_terms=len(self.vocab))
-            self._persist_vocab()
-            self.segments.append(Segment.load(path))
-            self.covered_seq = self.segments[-1].last_seq
-            self._maybe_merge()
-        except BaseException:
-            # back to the state before the flush: the tail still holds these documents
-            # (a manifest a merge already wrote is picked up by the next sync)
-            self.segments, self.covered_seq, self.vocab_persisted = saved
-            raise
-        self._rebuild_static()
+        """Synchronously write what is in memory (a frozen tail left by a failed background
+        write, then the live tail) as segments. No background flush may be in flight."""
+        for which in ("_frozen", "_tail"):
+            tail = getattr(self, which)
+            if tail is None or not tail.n:
+                continue
+            saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
+            try:
+                path = write_segment(self.path, tail.batch(), n_terms=len(self.vocab))
+                self._persist_vocab()
+                self.segments.append(Segment.load(path))
+                self.covered_seq = self.segments[-1].last_seq
+                self._maybe_merge()
+            except BaseException:
+                # back to the state before the flush: the tail still holds these documents
+                # (a manifest a merge already wrote is picked up by the next sync)
+                self.segments, self.covered_seq, self.vocab_persisted = saved
+                raise
+            self._rebuild_static()
+            setattr(self, which, None if which == "_frozen" else self._new_tail())
+            self._epoch += 1
         self._reset_tail()
 
     def _maybe_merge(self) -> None:
-        while len(self.segments) > self.max_segments:
-            sizes = [a.n_docs + b.n_docs for a, b in zip(self.segments, self.segments[1:])]
+        gone: list = []
+        self.segments = self._merged(self.segments, len(self.vocab), gone, self._write_manifest_now)
+        for old in gone:
+            shutil.rmtree(old.path, ignore_errors=True)
+
+    def _write_manifest_now(self, segments: list) -> None:
+        self.segments = segments
+        self._write_manifest()
+
+    def _merged(self, segments: list, n_terms: int, gone: list, after_each=None) -> list:
+        """Merge adjacent pairs (the smallest first) until at most max_segments remain; the
+        replaced segments go to `gone` (delete them once a manifest no longer names them)."""
+        segs = list(segments)
+        while len(segs) > self.max_segments:
+            sizes = [a.n_docs + b.n_docs for a, b in zip(segs, segs[1:])]
             i = int(np.argmin(sizes))
-            pair = self.segments[i:i + 2]
-            merged = Segment.load(merge_segments(self.path, pair, n_terms=len(self.vocab)))
-            self.segments[i:i + 2] = [merged]
-            self._write_manifest()
-            for old in pair:
-                shutil.rmtree(old.path, ignore_errors=True)
+            pair = segs[i:i + 2]
+            segs[i:i + 2] = [Segment.load(merge_segments(self.path, pair, n_terms=n_terms))]
+            gone.extend(pair)
+            if after_each is not None:
+                after_each(segs)
+                for old in pair:
+                    shutil.rmtree(old.path, ignore_errors=True)
+                gone.clear()
+        return segs
 
     def _rebuild_static(self) -> None:
         self._epoch += 1
@@ -532,16 +663,13 @@ class SearchIndex:
         hit = self._col_cache.get(name)
         if hit is not None and hit[0] == key:
             return hit[1]
-        if name == "times":
-            tail = np.asarray(self._t_times, dtype=str)
+        parts = ([self._static[name]] if self._static else []) + [t.column(name) for _, t in self._tails()]
+        if not parts:
+            col = self._tail.column(name)
+        elif len(parts) == 1:
+            col = parts[0]
         else:
-            tail = {"dl": self._t_dl, "seqs": self._t_seqs, **self._t_codes}[name][: self.n_tail]
-        if self._static is None:
-            col = tail
-        elif self.n_tail == 0:
-            col = self._static[name]
-        else:
-            col = np.concatenate([self._static[name], tail])
+            col = np.concatenate(parts)
         self._col_cache[name] = (key, col)
         return col
 
@@ -561,7 +689,7 @@ class SearchIndex:
         len_sum = (self._static["len_sum"] if self._static else 0.0) + self.tail_len_sum
         top = TopK(n, self._column("dl"), len_sum / n, self.k1_eff, self.b)
         offsets = self._static["offsets"] if self._static else []
-        base = self._static["n"] if self._static else 0
+        tails = self._tails()
         for term, qtf in terms.items():
             tid = self.vocab.get(term)
             if tid is None:
@@ -572,10 +700,11 @@ class SearchIndex:
                 if len(d):
                     parts.append(Part(off, d, tf, *seg.bound(tid)))
                     df += len(d)
-            tail = self._tail_post.get(tid)
-            if tail is not None:
-                parts.append(Part(base, np.asarray(tail[0], dtype=np.int64), np.asarray(tail[1], dtype=np.float64)))
-                df += len(tail[0])
+            for off, t in tails:
+                part = t.part(tid, off)
+                if part is not None:
+                    parts.append(part)
+                    df += len(part.docs)
             top.add_term(qtf, df, parts)
         mask = None
         if filters is not None:
@@ -587,3 +716,19 @@ class SearchIndex:
         seqs = self._column("seqs")[uniq]
         order = np.lexsort((-seqs, -scores))[:k]
         return [(int(seqs[i]), float(scores[i])) for i in order]
+
+
+def _static_with(base: dict | None, frozen: Tail, segments: list) -> dict:
+    """The per-doc arrays of `segments` = those of `base` followed by the frozen tail's docs
+    (a merge keeps the doc order, so only the offsets change)."""
+    offsets, n = [], 0
+    for s in segments:
+        offsets.append(n)
+        n += s.n_docs
+    cols = ("dl", "seqs", "times") + _FIELDS
+    out = {name: (np.concatenate([base[name], frozen.column(name)]) if base else frozen.column(name).copy())
+           for name in cols}
+    if len(out["seqs"]) != n:
+        raise RuntimeError(f"index: {len(out['seqs'])} per-doc rows for {n} documents in the segments")
+    out.update(n=n, offsets=offsets, len_sum=float(out["dl"].sum()))
+    return out

@@ -1,0 +1,127 @@
+"""Background flushes and bulk imports: appends do not wait for segment writes and merges, the
+frozen tail stays searchable, and a SIGKILL during either loses nothing acknowledged."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from scroll import EventLog
+from scroll.search import index as index_mod
+
+
+def test_a_full_tail_is_written_in_the_background_while_appends_and_searches_go_on(tmp_path, monkeypatch):
+    real = index_mod.write_segment
+    started, release = threading.Event(), threading.Event()
+
+    def slow_write(*a, **k):
+        started.set()
+        release.wait(10)                      # the writer is stuck until the test lets it go
+        return real(*a, **k)
+    monkeypatch.setattr(index_mod, "write_segment", slow_write)
+    log = EventLog(tmp_path / "b.db", index_options={"flush_docs": 50, "max_segments": 2})
+    log.search("warm")
+    for i in range(50):
+        log.append(session=f"s{i}", role="user", text=f"apple{i} common")
+    assert started.wait(5), "the full tail should be handed to the background writer"
+    idx = log.index
+    assert idx._job is not None and idx._frozen is not None and idx._frozen.n == 50
+    t0 = time.perf_counter()
+    for i in range(50, 80):                    # appends go on without waiting for the writer
+        log.append(session=f"s{i}", role="user", text=f"apple{i} common")
+    assert time.perf_counter() - t0 < 2.0
+    hits = log.search("apple3", k=5)           # frozen + live tail are both searched, exactly
+    assert [h.seq for h in hits] == [4]
+    assert len(log.search("common", k=100)) == 80
+    exhaustive = idx.search("common apple7 apple70", k=10, exhaustive=True)
+    assert idx.search("common apple7 apple70", k=10) == exhaustive
+    release.set()
+    idx._install(wait=True)
+    assert idx._job is None and idx._frozen is None and len(idx.segments) == 1 and idx.n_tail == 30
+    assert len(log.search("common", k=100)) == 80 and [h.seq for h in log.search("apple75")] == [76]
+    log.close()
+    with EventLog(tmp_path / "b.db", index_options={"flush_docs": 50, "max_segments": 2}) as again:
+        assert again.index.n_docs == 80 and [h.seq for h in again.search("apple3")] == [4]
+
+
+def test_a_failed_background_write_keeps_the_frozen_tail_and_retries(tmp_path, monkeypatch):
+    real, calls = index_mod.write_segment, []
+
+    def flaky(*a, **k):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("disk full")
+        return real(*a, **k)
+    monkeypatch.setattr(index_mod, "write_segment", flaky)
+    log = EventLog(tmp_path / "f.db", index_options={"flush_docs": 20, "max_segments": 4})
+    log.search("warm")
+    for i in range(20):
+        log.append(session=f"s{i}", role="user", text=f"pear{i}")
+    log.index._install(wait=True)
+    assert log.index._frozen is not None and log.index._frozen.n == 20 and not log.index.segments
+    assert [h.seq for h in log.search("pear5")] == [6]
+    for i in range(20, 45):                    # after another flush_docs events: retried, then succeeds
+        log.append(session=f"s{i}", role="user", text=f"pear{i}")
+    log.index._install(wait=True)
+    assert len(calls) >= 2 and log.index.segments and log.index.n_docs == 45
+    assert [h.seq for h in log.search("pear44")] == [45]
+
+
+IMPORTER = r"""
+import sys
+from scroll import EventLog
+path, start = sys.argv[1], int(sys.argv[2])
+log = EventLog(path, index_options={"flush_docs": 700, "max_segments": 3})
+log.search("warm")
+print("ready", flush=True)
+b = start
+while True:
+    rows = [{"session": "s%d" % (b % 4), "role": "user", "text": "batch%d row%d filler words here" % (b, j)}
+            for j in range(1200)]
+    seqs = log.append_many(rows)       # a bulk segment per batch, merges along the way
+    log.append(session="t", role="user", text="single%d" % b)   # and the per-event path in between
+    print(b, seqs[0], flush=True)
+    b += 1
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_during_bulk_imports_and_merges_loses_nothing_acknowledged(tmp_path):
+    path = tmp_path / "imp.db"
+    rng = random.Random(7)
+    confirmed: dict[int, int] = {}
+    nxt = 0
+    for trial in range(12):
+        proc = subprocess.Popen([sys.executable, "-c", IMPORTER, str(path), str(nxt)],
+                                stdout=subprocess.PIPE, text=True, bufsize=1)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.3, 2.0))
+        os.kill(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        lines = out.splitlines()
+        if lines and (not out.endswith("\n") or len(lines[-1].split()) != 2):
+            lines.pop()
+        for line in lines:
+            b, first = map(int, line.split())
+            confirmed[b] = first
+            nxt = max(nxt, b + 1)
+    assert len(confirmed) >= 5, "the importer should have made progress"
+    with EventLog(path, index_options={"flush_docs": 700, "max_segments": 3}) as log:
+        for b, first in confirmed.items():               # every acknowledged batch, whole
+            assert log.expand(first).text == f"batch{b} row0 filler words here"
+            assert log.expand(first + 1199).text == f"batch{b} row1199 filler words here"
+        for b in rng.sample(sorted(confirmed), min(6, len(confirmed))):
+            # row17 itself, or row18 (which indexes row17 as its previous turn), first
+            assert confirmed[b] + 17 in [h.seq for h in log.search(f"batch{b} row17", k=2)]
+        assert log.index.n_docs == log.max_seq()         # the index caught up with everything
+        assert log.verify()["ok"]
+        log.index.flush()                                # a manifest write sweeps what crashes left
+        names = {p.name for p in (tmp_path / "imp.db.index").iterdir()}
+        assert not any(n.startswith(".tmp-") for n in names)
+        assert {n for n in names if n.startswith("seg-")} == {s.path.name for s in log.index.segments}
