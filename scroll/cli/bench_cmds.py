@@ -8,6 +8,8 @@ from typing import List, Optional
 
 import typer
 
+from scroll.cli.common import fail
+
 bench_app = typer.Typer(help="Benchmarks: context managers on task sets, search speed and retrieval quality.",
                         no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -80,26 +82,39 @@ def search_cmd(
 
 @bench_app.command("recall")
 def recall_cmd(
-    locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure on LoCoMo JSON (local copy)."),
-    words: int = typer.Option(60_000, min=1000, help="Size of the generated conversation set."),
-    seed: int = typer.Option(1001, min=0, help="Seed of the generated set (tuning used seeds < 1000)."),
-    out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
+    sets: Path = typer.Option(Path("configs/recall-sets.yaml"), "--sets",
+                              help="The evaluation sets: shapes, words, tune and report seeds."),
+    split: str = typer.Option("report", "--split", help="report (the numbers we publish) or tune (what tuning saw)."),
+    shapes: Optional[str] = typer.Option(None, "--shapes", help="Comma-separated subset of the shapes (default: all)."),
+    words: Optional[int] = typer.Option(None, "--words", min=1000, help="Override the sets' size (words per set)."),
+    locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure on LoCoMo JSON (a local copy)."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here (and a .md beside it)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
-    """Evidence recall@10 (session filter): Scroll vs FTS5 vs the recommended bm25s setup."""
-    from scroll.bench import report
-    from scroll.bench.search_bench import BenchConfig, quality
+    """Evidence recall@10 on every evaluation set: Scroll vs FTS5 (raw OR query, and with our query
+    cleaning + fields) vs bm25s over the raw text, side by side in one run."""
+    from scroll.bench import recall_sets, report
+    from scroll.bench.shapes import load_sets
 
-    res = quality(BenchConfig(quality_words=words, quality_seed=seed, locomo=locomo))
-    res.update(versions=report.versions(), machine=report.machine())
+    try:
+        spec = load_sets(sets)
+        chosen = _csv(shapes, tuple(spec["shapes"]), "--shapes")
+        if split not in ("tune", "report"):
+            raise ValueError("--split must be 'report' or 'tune'")
+    except (OSError, ValueError, KeyError) as e:
+        fail(str(e))
+    say = None if as_json else (lambda m: print(f"[recall] {m}", file=sys.stderr, flush=True))
+    res = recall_sets.run(spec, split=split, shapes=chosen, words=words, progress=say)
+    if locomo:
+        from scroll.bench import locomo as loco
+        from scroll.bench.corpus import Corpus
+        events, questions = loco.load(locomo)
+        res["locomo"] = {"file": Path(locomo).name, "systems": recall_sets.evaluate(Corpus(events, questions))}
+    res.update(command=" ".join(["scroll", "bench", "recall", *sys.argv[3:]]), **report.run_provenance())
     if out:
         report.write_json(out, res)
-    if as_json:
-        print(json.dumps(res, indent=2))
-        return
-    for key in ("quality", "quality_locomo"):
-        if res.get(key):
-            report.console_print(report.quality_table(res[key]))
+        Path(out).with_suffix(".md").write_text(recall_sets.to_markdown(res))
+    print(json.dumps(res, indent=2) if as_json else recall_sets.to_markdown(res))
 
 
 def first_histories(refs: list, n: int | None) -> list:
@@ -143,21 +158,43 @@ def retrieval_cmd(
 
 @bench_app.command("tune")
 def tune_cmd(
-    words: int = typer.Option(60_000, min=1000, help="Words per generated corpus."),
+    sets: Path = typer.Option(Path("configs/recall-sets.yaml"), "--sets", help="The evaluation sets (tune seeds only)."),
+    shapes: Optional[str] = typer.Option(None, "--shapes", help="Comma-separated subset of the shapes (default: all)."),
+    words: Optional[int] = typer.Option(None, "--words", min=1000, help="Override the sets' size (words per set)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a summary."),
 ) -> None:
-    """What improves recall@10 over plain BM25 (tune seeds 1-3, held-out seeds 1001-1003)."""
-    from scroll.bench import report, tune
+    """Tune the index's document model (BM25F field weights, when the previous turn is indexed) on
+    the sets' TUNE seeds: maximize the worst margin over FTS5 (both) and bm25s across the shapes."""
+    from scroll.bench import recall_sets, report
+    from scroll.bench.shapes import load_sets
 
-    res = tune.run(words=words, progress=None if as_json else (lambda m: print(f"[tune] {m}", file=sys.stderr)))
+    try:
+        spec = load_sets(sets)
+        chosen = _csv(shapes, tuple(spec["shapes"]), "--shapes")
+    except (OSError, ValueError, KeyError) as e:
+        fail(str(e))
+    say = None if as_json else (lambda m: print(f"[tune] {m}", file=sys.stderr, flush=True))
+    res = recall_sets.tune(spec, shapes=chosen, words=words, progress=say)
+    res.update(command=" ".join(["scroll", "bench", "tune", *sys.argv[3:]]), **report.run_provenance())
     if out:
         report.write_json(out, res)
     if as_json:
         print(json.dumps(res, indent=2))
         return
-    report.console_print(tune.table(res))
-    print(f"recommended on generated data: {res['recommended']}")
+    for key in ("default", "best"):
+        r = res[key]
+        print(f"{key}: {r['doc_model']}  worst margin {r['worst_margin']:+.2f} points, mean recall {r['mean_ours']:.4f}")
+
+
+def _csv(text: Optional[str], allowed: tuple[str, ...], flag: str) -> tuple[str, ...]:
+    if not text:
+        return allowed
+    got = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [x for x in got if x not in allowed]
+    if bad or not got:
+        raise ValueError(f"{flag}: unknown {bad or text!r}; choose from {', '.join(allowed)}")
+    return got
 
 
 MANAGER_HELP = ("Context manager: scroll (the agent loop), truncate (newest turns, one call), rag (top-k BM25 "

@@ -1,0 +1,73 @@
+"""Recall on evaluation sets: the FTS5 peers, the four systems side by side, the tuning grid."""
+from __future__ import annotations
+
+import pytest
+
+from scroll.bench import recall_sets
+from scroll.bench.corpus import generate
+from scroll.bench.fts5 import Fts5Config, Fts5Log
+from scroll.search.documents import DocModel
+
+MODEL = DocModel((("text", 4), ("role", 1), ("date", 1), ("prev", 2)), scale=4, prev_max_tokens=40)
+
+
+def test_fts5_fields_peer_indexes_speaker_date_and_short_turns_previous_turn(tmp_path):
+    cfg = Fts5Config.like(MODEL)
+    assert dict(cfg.weights) == {"text": 1.0, "role": 0.25, "date": 0.25, "prev": 0.5} and cfg.clean_query
+    with Fts5Log(tmp_path / "f.db", config=cfg) as log:
+        a = log.append("s1", "Melanie", "I adopted a puppy named Rocket", time="2023-05-17T10:00:00")
+        b = log.append("s1", "Caroline", "wow congratulations", time="2023-05-17T10:01:00")
+        long_text = "planning " * 60
+        log.append("s1", "Caroline", long_text, time="2023-05-17T10:02:00")
+        c = log.append("s2", "Bob", "unrelated words here", time="2024-01-02T10:00:00")
+        assert [h.seq for h in log.search("Melanie")] == [a]                 # speaker column
+        assert c in [h.seq for h in log.search("January 2024")]                # month/year column
+        assert set(h.seq for h in log.search("Rocket puppy")) == {a, b}       # b holds its previous turn
+        assert [h.seq for h in log.search("what did")] == []                   # question words dropped
+        got = log.search("congratulations", k=5)
+        assert [h.seq for h in got][:1] == [b]
+        # the long turn is indexed without its previous turn (prev_max_tokens)
+        assert len(log.search("congratulations", k=5)) == 1
+    with Fts5Log(tmp_path / "raw.db") as raw:
+        raw.append("s1", "Melanie", "I adopted a puppy", time="2023-05-17T10:00:00")
+        assert raw.search("Melanie") == [] and len(raw.search("what puppy")) == 1
+
+
+def test_four_systems_side_by_side_on_one_corpus():
+    corpus = generate(20_000, seed=3)
+    res = recall_sets.evaluate(corpus, MODEL)
+    assert set(res) == set(recall_sets.SYSTEMS)
+    for v in res.values():
+        assert 0.0 <= v["recall"] <= 1.0 and v["n"] == sum(1 for q in corpus.questions if q.evidence)
+    # a different model changes ours (the model really reaches the index) but not the raw peers
+    other = recall_sets.evaluate(corpus, DocModel((("text", 1),), scale=1), systems=("ours", "fts5", "bm25s"))
+    assert other["fts5"]["recall"] == res["fts5"]["recall"] and other["bm25s"]["recall"] == res["bm25s"]["recall"]
+    assert other["ours"]["recall"] != res["ours"]["recall"]
+
+
+def test_candidates_vary_one_field_and_are_unique():
+    cands = recall_sets.candidates(MODEL)
+    assert cands[0] == MODEL and len({repr(c.spec()) for c in cands}) == len(cands)
+    for c in cands[1:]:
+        diff = [f for (f, w), (_, w0) in zip(c.weights, MODEL.weights) if w != w0]
+        assert len(diff) + (c.prev_max_tokens != MODEL.prev_max_tokens) == 1
+
+
+def test_markdown_is_recomputed_from_rows():
+    row = {"shape": "long", "seed": 7, "words": 1000, "events": 5, "questions": 3,
+           "systems": {s: {"recall": r, "n": 3} for s, r in zip(recall_sets.SYSTEMS, (0.5, 0.4, 0.6, 0.3))},
+           "ours_minus_best_peer_points": -10.0, "ours_minus_fts5_points": 10.0}
+    res = {"k": 10, "split": "report", "doc_model": MODEL.spec(), "systems": dict.fromkeys(recall_sets.SYSTEMS, "x"),
+           "rows": [row], "ours_at_least_best_peer_everywhere": False}
+    md = recall_sets.to_markdown(res)
+    assert "| long seed 7 |" in md and "**0.600**" in md and "-10.0" in md and "BELOW" in md
+
+
+@pytest.mark.parametrize("args,flag", [(["--shapes", "nope"], "--shapes"), (["--split", "dev"], "--split"),
+                                       (["--sets", "/nonexistent.yaml"], "nonexistent")])
+def test_recall_cli_rejects_bad_input(args, flag):
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+    r = CliRunner().invoke(app, ["bench", "recall", *args])
+    assert r.exit_code != 0 and flag in (r.output + str(r.exception))
