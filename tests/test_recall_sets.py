@@ -48,9 +48,12 @@ def test_four_systems_side_by_side_on_one_corpus():
 def test_candidates_vary_one_field_and_are_unique():
     cands = recall_sets.candidates(MODEL)
     assert cands[0] == MODEL and len({repr(c.spec()) for c in cands}) == len(cands)
+    base = dict(MODEL.weights)
     for c in cands[1:]:
-        diff = [f for (f, w), (_, w0) in zip(c.weights, MODEL.weights) if w != w0]
+        w = dict(c.weights)
+        diff = [f for f in set(w) | set(base) if w.get(f, 0) != base.get(f, 0)]
         assert len(diff) + (c.prev_max_tokens != MODEL.prev_max_tokens) == 1
+    assert any(dict(c.weights).get("parts") for c in cands)     # a field the base lacks is tried too
 
 
 def test_markdown_is_recomputed_from_rows():

@@ -258,3 +258,20 @@ def test_an_older_index_format_is_rebuilt_with_origins(tmp_path):
     with EventLog(path, index_options={"flush_docs": 5}) as log:
         assert sorted(h.seq for h in log.search("apple", k=20, origins={"agent"})) == [1, 4, 7, 10]
     assert json.loads(manifest.read_text())["format"] == 4
+
+
+def test_identifier_parts_field_finds_tool_output_by_plain_words(tmp_path):
+    from scroll.search.documents import DocModel, identifier_parts
+
+    assert identifier_parts("metrics_exporter on :9464, computeInvoiceTotal()") == "metrics exporter compute Invoice Total"
+    assert identifier_parts("plain words, kebab-case and __init__") == ""
+    rows = [{"session": f"s{i}", "role": "tool", "text": t} for i, t in enumerate(
+        ["metrics_exporter listening on 0.0.0.0:9464", "the exporter of metrics is slow", "unrelated log line"])]
+    with_parts = EventLog(tmp_path / "p.db", index_options={"doc_model": DocModel.of({"text": 1, "parts": 1})})
+    text_only = EventLog(tmp_path / "t.db", index_options={"doc_model": DocModel.of({"text": 1})})
+    for log in (with_parts, text_only):
+        log.append_many(rows)
+    assert 1 in [h.seq for h in with_parts.search("which port does the metrics exporter listen on")]
+    assert 1 not in [h.seq for h in text_only.search("metrics exporter")]
+    # a query that names the identifier matches the identifier token and its words
+    assert [h.seq for h in with_parts.search("metrics_exporter", k=1)] == [1]

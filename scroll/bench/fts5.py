@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_COLUMNS = ("text", "role", "date", "prev")
+_COLUMNS = ("text", "role", "date", "prev", "parts")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS events (
   text TEXT NOT NULL, meta TEXT);
 CREATE INDEX IF NOT EXISTS events_session ON events(session, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(
-  text, role, date, prev, content='', tokenize='porter unicode61');
+  text, role, date, prev, parts, content='', tokenize='porter unicode61');
 """
 
 
@@ -138,7 +138,7 @@ class Fts5Log:
         """The fields peer: one contentless FTS5 row per event (text, speaker, month/year, previous turn)."""
         if not self.config.fields:
             return
-        from scroll.search.documents import PREV_CHARS, month_year
+        from scroll.search.documents import PREV_CHARS, identifier_parts, month_year
         prev = self._last.get(session)
         if prev is None:
             row = self.db.execute("SELECT text FROM events WHERE session = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
@@ -147,8 +147,8 @@ class Fts5Log:
         self._last[session] = text[:PREV_CHARS]
         if self.config.prev_max_tokens and len(_TOKEN.findall(text)) > self.config.prev_max_tokens:
             prev = ""
-        self.db.execute("INSERT INTO events_fts(rowid, text, role, date, prev) VALUES (?,?,?,?,?)",
-                        (seq, text, role or "", month_year(time or ""), prev))
+        self.db.execute("INSERT INTO events_fts(rowid, text, role, date, prev, parts) VALUES (?,?,?,?,?,?)",
+                        (seq, text, role or "", month_year(time or ""), prev, identifier_parts(text)))
 
     def append_many(self, rows: Iterable[dict]) -> list[int]:
         seqs = []

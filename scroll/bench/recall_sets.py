@@ -126,13 +126,14 @@ def _label(system: str, model: DocModel) -> str:
 
 
 def candidates(base: DocModel = DEFAULT_MODEL) -> list[DocModel]:
-    """The tuning grid around `base` (scale 4, text weight 4): one field at a time."""
+    """The tuning grid around `base` (scale 4, text weight 4): one field at a time (a field the
+    base lacks is added)."""
     w = dict(base.weights)
     out = [base]
-    for field, values in (("prev", (0, 1, 2, 4)), ("role", (0, 1, 4)), ("date", (0, 1, 4))):
+    for field, values in (("prev", (0, 1, 2, 4)), ("role", (0, 1, 4)), ("date", (0, 1, 4)), ("parts", (0, 1, 2, 4))):
         for v in values:
-            if v != w.get(field):
-                out.append(replace(base, weights=tuple((f, v if f == field else x) for f, x in base.weights)))
+            if v != w.get(field, 0):
+                out.append(replace(base, weights=tuple({**w, field: v}.items())))
     for cap in (0, 40, 80, 160):
         if cap != base.prev_max_tokens:
             out.append(replace(base, prev_max_tokens=cap))

@@ -1,6 +1,7 @@
 """What gets indexed for an event, and the structured filters of a search."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -110,11 +111,27 @@ class DocModel:
         return total, length
 
 
-FIELD_NAMES = ("text", "role", "date", "prev", "session", "kind")
+FIELD_NAMES = ("text", "role", "date", "prev", "parts", "session", "kind")
 
 
 def field_value(doc: "IndexDoc", field: str) -> str:
-    return month_year(doc.time) if field == "date" else getattr(doc, field)
+    if field == "date":
+        return month_year(doc.time)
+    if field == "parts":
+        return identifier_parts(doc.text)
+    return getattr(doc, field)
+
+
+# An identifier is one bm25s token ("metrics_exporter", "computeInvoiceTotal"); the `parts`
+# field holds its words ("metrics exporter", "compute Invoice Total") so that a question in
+# plain words finds tool output and code. The text field keeps bm25s's tokens unchanged.
+_COMPOUND = re.compile(r"\b\w*(?:[A-Za-z0-9]_+[A-Za-z0-9]|[a-z][A-Z])\w*\b")
+_PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def identifier_parts(text: str) -> str:
+    """The words inside snake_case / camelCase identifiers of `text` ('' if it has none)."""
+    return " ".join(p for m in _COMPOUND.finditer(text) for p in _PIECE.findall(m.group(0)))
 
 
 def month_year(time: str) -> str:

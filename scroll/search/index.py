@@ -47,7 +47,8 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from .documents import DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters, IndexDoc, filter_mask
+from .documents import (DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters, IndexDoc, filter_mask,
+                        identifier_parts)
 from .bulk import BulkTokens
 from .segment import _FIELDS, Segment, merge_segments, write_segment
 from .tail import Tail
@@ -683,6 +684,8 @@ class SearchIndex:
         # each distinct term once, weighted by how often the query repeats it (bm25s sums
         # one score per occurrence): a query of one word repeated 20,000 times costs one
         terms = Counter(self.tok.terms(query, self.query_drop))
+        if "parts" in self.fields:      # a query's identifiers also match their words (documents.py)
+            terms.update(self.tok.terms(identifier_parts(query), self.query_drop))
         n = self.n_docs
         if not terms or n == 0:
             return []
