@@ -147,6 +147,10 @@ def test_search_bench_end_to_end(tmp_path):
         assert r["fresh_found"] == r["fresh_total"] == tail // 100 == r["interleaved"]["n"]
         assert r["search"]["n"] == 20 and r["append"]["n"] == tail
         assert r["rss"]["vmhwm_bytes"] > 0 and r["index_bytes"] > 0
+    f = run0["systems"]["fts5-fields"]
+    assert "error" not in f and f["fresh_found"] == f["fresh_total"]
+    st = run0["systems"]["bm25s"]
+    assert "error" not in st and st["search"]["n"] == 20 and st["ingest_s"] > 0 and "append" not in st
     for key in ("quality", "quality_locomo"):
         assert {"ours", "fts5"} <= set(res[key]["systems"])
     assert res["versions"]["python"] and res["machine"]["cores"]
@@ -179,12 +183,19 @@ def test_cli_recall_with_locomo(tmp_path):
 
     p = tmp_path / "locomo.json"
     p.write_text(json.dumps(LOCOMO_FIXTURE))
-    res = CliRunner().invoke(bench_app, ["recall", "--words", "6000", "--locomo", str(p), "--json"])
+    out = tmp_path / "recall.json"
+    res = CliRunner().invoke(bench_app, ["recall", "--words", "6000", "--shapes", "chat,tool", "--split", "tune",
+                                         "--locomo", str(p), "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
-    for key in ("quality", "quality_locomo"):
-        assert {"ours", "fts5", "bm25s recommended (reference)"} <= set(data[key]["systems"])
-    assert data["quality_locomo"]["questions"] == 2
+    assert [(r["shape"], r["seed"]) for r in data["rows"]] == [("chat", 11), ("chat", 12), ("tool", 11), ("tool", 12)]
+    for r in data["rows"]:
+        assert set(r["systems"]) == {"ours", "fts5", "fts5-fields", "bm25s"} and r["questions"] > 0
+    assert set(data["locomo"]["systems"]) == {"ours", "fts5", "fts5-fields", "bm25s"}
+    assert data["locomo"]["systems"]["ours"]["n"] == 2
+    assert data["git_sha"] and data["machine"]["cores"]
+    md = out.with_suffix(".md").read_text()
+    assert "| chat seed 11 |" in md and "LoCoMo" in md
 
 
 def test_recommended_config_is_append_compatible():

@@ -70,12 +70,15 @@ ROWS = [
     ("ingest events/s", lambda r: r["events_bulk"] / r["ingest_s"], lambda v: f"{v:,.0f}"),
     ("append p50 ms (incl. index)", lambda r: r["append"]["p50_ms"], _f),
     ("append p95 ms", lambda r: r["append"]["p95_ms"], _f),
+    ("append p99 ms", lambda r: r["append"]["p99_ms"], _f),
+    ("append max ms (flushes + merges)", lambda r: r["append"]["max_ms"], _f),
     ("search p50 ms", lambda r: r["search"]["p50_ms"], _f),
     ("search p95 ms", lambda r: r["search"]["p95_ms"], _f),
     ("search+session p50 ms", lambda r: r["search_session"]["p50_ms"], _f),
     ("search+session p95 ms", lambda r: r["search_session"]["p95_ms"], _f),
     ("interleaved search p50 ms", lambda r: r["interleaved"]["p50_ms"], _f),
     ("interleaved search p95 ms", lambda r: r["interleaved"]["p95_ms"], _f),
+    ("recall@10 of the timed queries", lambda r: r["recall_at_10"]["recall"], lambda v: f"{v:.3f}"),
     ("just-appended found (share)", lambda r: r["fresh_found"] / max(1, r["fresh_total"]), lambda v: f"{v:.3f}"),
     ("reopen + first search s", lambda r: r["reopen_s"], _f),
     ("peak RSS MB", lambda r: r["rss"]["vmhwm_bytes"] / 2**20, _f),
@@ -86,7 +89,7 @@ ROWS = [
 
 
 def table(result: dict):
-    """A rich Table: one row per measure; per size the columns ours, FTS5, ours/FTS5."""
+    """A rich Table: one row per measure; per size a column per system, then ours/FTS5."""
     from rich.table import Table
 
     m = result["machine"]
@@ -95,17 +98,17 @@ def table(result: dict):
               caption="load above ~1 means other processes shared the cores: timings are inflated")
     t.add_column("measure")
     for run in result["runs"]:
-        tag = f"{run['words'] / 1e6:.3g}M"
-        t.add_column(f"{tag} ours", justify="right")
-        t.add_column(f"{tag} FTS5", justify="right")
+        tag = f"{run['words'] / 1e6:.3g}M {run.get('shape', 'chat')}"
+        for system in run["systems"]:
+            t.add_column(f"{tag} {system}", justify="right")
         t.add_column("ours/FTS5", justify="right")
     for name, get, fmt in ROWS:
         cells = []
         for run in result["runs"]:
-            a = _get(get, run["systems"].get("ours"), run)
-            b = _get(get, run["systems"].get("fts5"), run)
-            cells += [fmt(a) if a is not None else "-", fmt(b) if b is not None else "-",
-                      f"{a / b:.3f}" if a is not None and b else "-"]
+            vals = {s: _get(get, r, run) for s, r in run["systems"].items()}
+            cells += [fmt(v) if v is not None else "-" for v in vals.values()]
+            a, b = vals.get("ours"), vals.get("fts5")
+            cells.append(f"{a / b:.3f}" if a is not None and b else "-")
         t.add_row(name, *cells)
     return t
 

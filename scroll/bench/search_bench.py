@@ -29,7 +29,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-SYSTEMS = ("ours", "fts5")
+SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
+# ours: EventLog (segments + live tail, BM25F doc model, MaxScore); fts5: the OR of the raw
+# question (what the public Scroll code does); fts5-fields: FTS5 with our query cleaning and
+# our fields as weighted columns (its best configuration); bm25s: a static bm25s index over the
+# raw text, built once (no appends: the speed reference for top-k BM25).
 
 
 @dataclass
@@ -41,6 +45,7 @@ class BenchConfig:
     every: int = 500             # one search after every `every` appends
     batch: int = 5_000           # events per append_many transaction during ingest
     long_share: float = 0.3
+    shape: str = "chat"          # chat (corpus.generate, long_share of pasted passages) | long | tool
     durability: str = "full"     # both systems: synchronous=FULL (EventLog's default) or normal
     systems: tuple[str, ...] = SYSTEMS
     quality: bool = True
@@ -89,7 +94,11 @@ def prepare(d: Path, n_words: int, cfg: BenchConfig) -> dict:
     from scroll.bench import corpus as C
 
     d.mkdir(parents=True, exist_ok=True)
-    c = C.generate(n_words, seed=cfg.seed, long_share=cfg.long_share)
+    if cfg.shape == "chat":
+        c = C.generate(n_words, seed=cfg.seed, long_share=cfg.long_share)
+    else:
+        from scroll.bench.shapes import generate_shape
+        c = generate_shape(cfg.shape, n_words, cfg.seed)
     ev = c.events
     tail = min(cfg.tail, len(ev) // 2)
     with open(d / "bulk.jsonl", "w") as fh:
@@ -98,10 +107,16 @@ def prepare(d: Path, n_words: int, cfg: BenchConfig) -> dict:
     with open(d / "tail.jsonl", "w") as fh:
         for e in ev[len(ev) - tail:]:
             fh.write(json.dumps(e) + "\n")
-    qs = C.queries(c, cfg.queries, seed=cfg.seed)
+    if cfg.shape == "chat":
+        qs = C.queries(c, cfg.queries, seed=cfg.seed)
+    else:   # the set's own questions; evidence in the bulk part gives recall@10 in the same run
+        rng = random.Random(cfg.seed)
+        pick = rng.sample(c.questions, min(cfg.queries, len(c.questions)))
+        qs = [{"query": q.text, "session": q.session,
+               "evidence": [i for i in q.evidence if i < len(ev) - tail]} for q in pick]
     (d / "queries.json").write_text(json.dumps(qs))
-    return {"words": c.params["words"], "events": len(ev), "events_bulk": len(ev) - tail, "events_tail": tail,
-            "sessions": c.params["conversations"], "queries": len(qs)}
+    return {"words": c.n_words, "events": len(ev), "events_bulk": len(ev) - tail, "events_tail": tail,
+            "sessions": len({e["session"] for e in ev}), "queries": len(qs), "shape": cfg.shape}
 
 
 def _spawn(system: str, d: Path, cfg: BenchConfig) -> dict:
@@ -134,21 +149,50 @@ class _Ours:
 
 
 class _Fts:
-    def __init__(self, path: str, durability: str):
-        from scroll.bench.fts5 import Fts5Log
+    def __init__(self, path: str, durability: str, fields: bool = False):
+        from scroll.bench.fts5 import Fts5Config, Fts5Log
+        from scroll.search.documents import DEFAULT_MODEL
         self.path = path
-        self.log = Fts5Log(path, synchronous=durability)
+        self.config = Fts5Config.like(DEFAULT_MODEL) if fields else Fts5Config.raw()
+        self.log = Fts5Log(path, synchronous=durability, config=self.config)
 
     def reopen(self, durability):
         self.log.close()
         from scroll.bench.fts5 import Fts5Log
-        self.log = Fts5Log(self.path, synchronous=durability)
+        self.log = Fts5Log(self.path, synchronous=durability, config=self.config)
 
     def index_bytes(self) -> int:
         return self.log.disk_bytes()
 
     def db_bytes(self) -> int:
         return self.log.file_bytes()
+
+
+class _Bm25sStatic:
+    """bm25s over the raw bulk texts, built once: search only (it cannot append)."""
+
+    def __init__(self, texts: list[str], sessions: list[str]):
+        import bm25s
+        import Stemmer
+        self.stem = Stemmer.Stemmer("english")
+        self.bm = bm25s.BM25()
+        self.bm.index(bm25s.tokenize(texts, stopwords="en", stemmer=self.stem, show_progress=False),
+                      show_progress=False)
+        self.n = len(texts)
+
+    def search(self, query: str, k: int = 10, **_) -> list:
+        import bm25s
+        q = bm25s.tokenize([query], stopwords="en", stemmer=self.stem, show_progress=False, return_ids=False)[0]
+        q = [t for t in q if t in self.bm.vocab_dict]
+        if not q:
+            return []
+        docs, _scores = self.bm.retrieve([q], k=min(k, self.n), show_progress=False, n_threads=1)
+        return [_Pos(int(i)) for i in docs[0]]
+
+
+@dataclass
+class _Pos:
+    seq: int      # bulk position + 1 (the seq a fresh log would give it)
 
 
 def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
@@ -160,22 +204,25 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     shutil.rmtree(wd, ignore_errors=True)
     wd.mkdir(parents=True)
     path = str(wd / "log.db")
-    sysobj = (_Ours if system == "ours" else _Fts)(path, cfg.durability)
     qs = json.loads((d / "queries.json").read_text())
     res: dict = {"system": system}
+    if system == "bm25s":
+        return _worker_static(d, qs, res, rss_start, load_start)
+    sysobj = _Ours(path, cfg.durability) if system == "ours" else _Fts(path, cfg.durability, system == "fts5-fields")
 
     t0 = time.perf_counter()
     n_bulk = 0
+    seqs: list[int] = []
     with open(d / "bulk.jsonl") as fh:
         batch = []
         for line in fh:
             batch.append(json.loads(line))
             if len(batch) >= cfg.batch:
-                sysobj.log.append_many(batch)
+                seqs += sysobj.log.append_many(batch)
                 n_bulk += len(batch)
                 batch = []
         if batch:
-            sysobj.log.append_many(batch)
+            seqs += sysobj.log.append_many(batch)
             n_bulk += len(batch)
     sysobj.log.search(qs[0]["query"], k=10)
     res["ingest_s"] = time.perf_counter() - t0
@@ -185,6 +232,7 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
         sysobj.log.search(q["query"], k=10)
     res["search"] = report.pct(_time_searches(sysobj.log, qs, session=False))
     res["search_session"] = report.pct(_time_searches(sysobj.log, qs, session=True))
+    res["recall_at_10"] = _recall(sysobj.log, qs, seqs)
 
     tail = [json.loads(x) for x in open(d / "tail.jsonl")]
     app, inter = [], []
@@ -224,11 +272,45 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     return res
 
 
+def _worker_static(d: Path, qs: list, res: dict, rss_start: dict, load_start) -> dict:
+    from scroll.bench import report
+    import bm25s  # noqa: F401 - imported (numba compiled) before the clock starts: the peer at its best
+    rows = [json.loads(x) for x in open(d / "bulk.jsonl")]
+    t0 = time.perf_counter()
+    st = _Bm25sStatic([r["text"] for r in rows], [r["session"] for r in rows])
+    res["ingest_s"] = time.perf_counter() - t0
+    res["events_bulk"] = len(rows)
+    del rows
+    for q in qs[:10]:
+        st.search(q["query"], k=10)
+    res["search"] = report.pct(_time_searches(st, qs, session=False))
+    # whole-log queries only (a static index has no session filter)
+    res["recall_at_10"] = _recall(st, [dict(q, session=None) for q in qs], list(range(st.n)))
+    res["rss"] = report.peak_rss()
+    res["rss_at_start"] = rss_start
+    res["loadavg_1m_start_end"] = [load_start[0], os.getloadavg()[0]]
+    return res
+
+
+def _recall(log, qs: list, seqs: list[int]) -> dict | None:
+    """Evidence recall@10 of the timed queries that carry evidence (bulk positions -> seqs)."""
+    rs = []
+    for q in qs:
+        ev = q.get("evidence")
+        if not ev:
+            continue
+        got = {h.seq for h in log.search(q["query"], k=10, **_session_kw(log, q["session"]))}
+        rs.append(len(got & {seqs[i] for i in ev}) / len(ev))
+    return {"recall": sum(rs) / len(rs), "n": len(rs)} if rs else None
+
+
 def _session_kw(log, session: str | None) -> dict:
     """EventLog.search takes an allowed set `sessions`; the FTS5 peer takes one `session`."""
     from scroll.events import EventLog
     if isinstance(log, EventLog):
         return {"sessions": None if session is None else {session}}
+    if isinstance(log, _Bm25sStatic):
+        return {}
     return {"session": session}
 
 

@@ -49,7 +49,11 @@ def search_cmd(
     tail: int = typer.Option(20_000, min=0, help="Events appended one by one in the interleaved phase."),
     every: int = typer.Option(500, min=1, help="One search after every N appends."),
     durability: str = typer.Option("full", help="synchronous=FULL or NORMAL for both systems: full | normal."),
-    systems: str = typer.Option("ours,fts5", help="Systems to run."),
+    systems: str = typer.Option("ours,fts5,fts5-fields,bm25s",
+                                help="Systems to run: ours, fts5 (raw OR query), fts5-fields (our query "
+                                     "cleaning + fields as columns), bm25s (static index, search only)."),
+    shape: str = typer.Option("chat", help="Corpus shape: chat (turns + 30 % pasted passages), long "
+                                           "(~300-word technical messages) or tool (tool output and code)."),
     quality: bool = typer.Option(True, help="Measure recall@10 on generated conversations."),
     locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure recall@10 on LoCoMo JSON."),
     workdir: Optional[str] = typer.Option(None, help="Work directory (default: a temp dir, removed)."),
@@ -60,8 +64,10 @@ def search_cmd(
 
     if durability.lower() not in ("full", "normal"):
         raise typer.BadParameter(f"must be full or normal, not {durability!r}", param_hint="--durability")
+    if shape not in ("chat", "long", "tool"):
+        raise typer.BadParameter(f"must be chat, long or tool, not {shape!r}", param_hint="--shape")
     cfg = BenchConfig(sizes=_sizes(sizes), seed=seed, queries=queries, tail=tail, every=every,
-                      durability=durability.lower(), systems=_systems(systems),
+                      durability=durability.lower(), systems=_systems(systems), shape=shape,
                       quality=quality, locomo=locomo, workdir=workdir)
     progress = None if as_json else (lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True))
     result = run(cfg, progress=progress)
