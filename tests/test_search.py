@@ -61,11 +61,13 @@ def test_exact_global_bm25_matches_single_bm25s_index(tmp_path, flush_docs, max_
     if flush_docs == 37:
         assert len(idx.segments) <= 3 and idx.n_tail > 0, "expected merged segments plus a live tail"
     texts, last = [], {}
-    for e in log.expand(1, 600):  # the documents as defined: text, speaker, month/year, previous turn
+    for e in log.expand(1, 600):  # the documents as defined: text, speaker, month/year, identifier words
         texts.append(document_text(IndexDoc(e.seq, e.session, e.kind, e.role, e.time, e.text,
                                             last.get(e.session, "")), idx.fields))
         last[e.session] = e.text[:PREV_CHARS]
-    assert idx.fields == ("text", "role", "date", "prev")
+    assert idx.fields == ("text", "role", "date", "parts")
+    # every default weight equals the scale: BM25F is plain BM25 over the fields joined
+    assert {w for _, w in idx.doc_model.weights} == {idx.doc_model.scale}
     seqs = list(range(1, 601))
     rng = random.Random(5)
     overlaps = []

@@ -130,13 +130,15 @@ def candidates(base: DocModel = DEFAULT_MODEL) -> list[DocModel]:
     base lacks is added)."""
     w = dict(base.weights)
     out = [base]
-    for field, values in (("prev", (0, 1, 2, 4)), ("role", (0, 1, 4)), ("date", (0, 1, 4)), ("parts", (0, 1, 2, 4))):
+    for field, values in (("prev", (0, 1, 2, 4)), ("role", (0, 1, 2, 4, 8)), ("date", (0, 1, 2, 4, 8)),
+                          ("parts", (0, 1, 2, 4, 8))):
         for v in values:
             if v != w.get(field, 0):
                 out.append(replace(base, weights=tuple({**w, field: v}.items())))
-    for cap in (0, 40, 80, 160):
-        if cap != base.prev_max_tokens:
-            out.append(replace(base, prev_max_tokens=cap))
+    if w.get("prev"):                  # the cap only matters when the previous turn is indexed
+        for cap in (0, 40, 80, 160):
+            if cap != base.prev_max_tokens:
+                out.append(replace(base, prev_max_tokens=cap))
     return out
 
 

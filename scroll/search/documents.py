@@ -34,11 +34,11 @@ class Filters:
     seq_range: tuple[int, int] | None = None
 
 
-# What an event's document holds, by default (measured: scroll.bench.tune, issue 2):
+# The fields an event's document can hold (DocModel weighs them):
 #   text  the event's text;  role  the speaker's name;  date  month and year of its time;
-#   prev  the previous event of the same session (a question's answer often sits in the
-#         reply to it), capped at PREV_CHARS.
-DEFAULT_FIELDS = ("text", "role", "date", "prev")
+#   prev  the previous event of the same session, capped at PREV_CHARS (issue 2 found it
+#         helped on short chat; on long messages and tool output it costs recall: off by default);
+#   parts the words inside the text's snake_case / camelCase identifiers.
 PREV_CHARS = 2000
 TIME_CHARS = 64  # the time filter column keeps this many characters of an event's time (ISO needs ~30)
 _MONTHS = ("January February March April May June July August September October November December").split()
@@ -56,7 +56,9 @@ class DocModel:
     `prev_max_tokens` > 0: the previous turn is indexed only with events whose own text has at
     most that many tokens (a short reply needs its question; a 300-word message does not)."""
 
-    weights: tuple[tuple[str, int], ...] = (("text", 4), ("role", 4), ("date", 4), ("prev", 4))
+    # the default: `scroll bench tune` on the tune seeds of configs/recall-sets.yaml (issue 13;
+    # results/bench/recall-tune.json): the previous turn off, identifier words on
+    weights: tuple[tuple[str, int], ...] = (("text", 4), ("role", 4), ("date", 4), ("parts", 4))
     scale: int = 4
     prev_max_tokens: int = 0
 
