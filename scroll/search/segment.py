@@ -93,7 +93,9 @@ class Segment:
 
     @staticmethod
     def load(path: Path) -> "Segment":
-        arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
+        # plain ndarray views of the maps: slicing an np.memmap builds a memmap object each time
+        # (measured: a third of a query's time at 3 M words)
+        arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r").view(np.ndarray) for name in _ARRAYS}
         arrays["times"] = np.array(arrays["times"])  # small; unicode arrays copy fine
         strings = json.loads((path / "strings.json").read_text())
         seg = Segment(path, arrays, strings)
