@@ -108,3 +108,14 @@ def test_a_failed_bulk_write_falls_back_to_the_tail(tmp_path, monkeypatch):
     assert log.index.n_tail == len(rows)
     hits = log.search(rows[-1]["text"].split()[0] if rows[-1]["text"] else "apple", k=5000)
     assert hits and all(h.seq in seqs for h in hits)
+
+
+def test_one_huge_append_many_becomes_segments_of_flush_docs(tmp_path):
+    rows = _rows(3 * BULK_MIN_DOCS + 500, seed=6)
+    log = EventLog(tmp_path / "h.db", index_options={"doc_model": MODEL, "flush_docs": BULK_MIN_DOCS,
+                                                      "max_segments": 50})
+    log.search("warm")
+    log.append_many(rows)                      # one transaction, as `scroll import` does
+    idx = log.index
+    assert [s.n_docs for s in idx.segments] == [BULK_MIN_DOCS] * 3 and idx.n_tail == 500
+    assert idx.n_docs == len(rows)

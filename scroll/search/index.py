@@ -433,8 +433,12 @@ class SearchIndex:
 
     def _add_docs(self, docs: list[IndexDoc], flush: bool = True) -> None:
         docs = [d for d in docs if d.seq > self.seen_seq]  # some may have been pulled in by a catch-up
-        if flush and not self.readonly and len(docs) >= BULK_MIN_DOCS and self._add_bulk(docs):
-            return
+        if flush and not self.readonly and len(docs) >= BULK_MIN_DOCS:
+            # a segment per flush_docs documents (a whole import is one append_many): bounded memory
+            step, i = max(BULK_MIN_DOCS, self.flush_docs), 0
+            while len(docs) - i >= BULK_MIN_DOCS and self._add_bulk(docs[i:i + step]):
+                i += step
+            docs = docs[i:]            # a short remainder (or what a failed write left) goes to the tail
         tok, vocab = self.tok, self.vocab
         for d in self._with_prev(docs, self._last_text):
             counts, length = self.doc_model.counts(d, tok.counts)
