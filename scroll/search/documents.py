@@ -57,8 +57,9 @@ class DocModel:
     most that many tokens (a short reply needs its question; a 300-word message does not)."""
 
     # the default: `scroll bench tune` on the tune seeds of configs/recall-sets.yaml (issue 13;
-    # results/bench/recall-tune.json): the previous turn off, identifier words on
-    weights: tuple[tuple[str, int], ...] = (("text", 4), ("role", 4), ("date", 4), ("parts", 4))
+    # results/bench/recall-tune-round{1,2}.json): the previous turn off, identifier words on,
+    # speaker and month/year at half the text's weight
+    weights: tuple[tuple[str, int], ...] = (("text", 4), ("role", 2), ("date", 2), ("parts", 4))
     scale: int = 4
     prev_max_tokens: int = 0
 
