@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .config import LoopConfig
-from .provenance import git_sha
+from .provenance import git_sha, machine
 
 RUNS_FILE = "runs.jsonl"
 META_FILE = "runs.meta.json"
@@ -366,8 +366,8 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
     backends = _Backends(make_llm)
     inv = {"id": uuid.uuid4().hex[:12], "label": label, "backend": None, "loop_config": cfg.to_dict(),
            "manager": getattr(manager, "name", loop_name), "budget": asdict(budget) if budget is not None else None,
-           "git_sha": git_sha(), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "finished": None, "tasks": len(refs), "skipped": len(refs) - len(todo), "ran": 0,
+           "git_sha": git_sha(), "machine": machine(),
+           "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "finished": None, "tasks": len(refs), "skipped": len(refs) - len(todo), "ran": 0,
            "concurrency": concurrency}
     _write_meta(out, inv)
     results: dict[str, RunRecord] = dict(done)
