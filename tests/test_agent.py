@@ -197,7 +197,7 @@ def test_ms_search_leaves_out_the_agents_own_cells_unless_asked(log):
     with Agent(log, ScriptedLLM([]), _cfg(), session="own") as agent:
         agent.capability.set_scope(["hist"])  # what a run granting the history session does
         k = agent._kernel_for_session()
-        k.execute("q = 'zebrafish heater'")  # a cell whose code holds the words
+        k.execute("q = 'zebrafish heater'; print(q)")  # a cell whose code and output hold the words
         r = k.execute("print([(h.seq, h.kind) for h in ms.search(q)])\n"
                       "print(sorted({h.kind for h in ms.search(q, origin='*')}))\n"
                       "print({h.kind for h in ms.search(q, origin='agent', kind='code')})")

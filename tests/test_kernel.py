@@ -82,9 +82,8 @@ def test_ms_methods(log):
     )
     assert r.error is None, r.error
     lines = r.stdout.splitlines()
-    # seq 3 matches through its previous turn (seq 2 mentions Miso): the index adds it as context
-    assert lines[0] == ("[(1, 'chat', 'user', 'message', True), (2, 'chat', 'assistant', 'message', True), "
-                        "(3, 'chat', 'user', 'message', True)]")
+    # seq 3 does not mention Miso (the default document model indexes no previous turn)
+    assert lines[0] == "[(1, 'chat', 'user', 'message', True), (2, 'chat', 'assistant', 'message', True)]"
     assert lines[1] == "my cat is called Miso and likes tuna"
     assert lines[2] == "[1, 2, 3]"
     n = len(log.expand(3).text)
@@ -237,7 +236,7 @@ def test_export_notebook_runs_in_nbclient(log, tmp_path):
     NotebookClient(nb, timeout=60, resources={"metadata": {"path": str(tmp_path)}}).execute()
     outs = ["".join(o.get("text", "") for o in c.get("outputs", []) if o.output_type == "stream")
             for c in nb.cells if c.cell_type == "code"]
-    assert found == "[1, 2, 3]\n"  # 3 matches through its previous turn
+    assert found == "[1, 2]\n"  # the two turns that mention Miso
     assert outs[1:] == ["", "21\n", found, "", "end\n"]  # the notebook reproduces what the session printed
     assert nb.cells[4].outputs[0].ename == "KeyError"
 
