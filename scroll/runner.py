@@ -328,6 +328,18 @@ def _write_meta(out_dir: Path, entry: dict) -> None:
     os.replace(tmp, path)
 
 
+def interleave_histories(refs: list) -> list:
+    """`refs` reordered round-robin over their history logs (first task of each history, then
+    the second of each, ...), keeping the order within a history. Parallel workers then start
+    on different histories: per-history work (LCM's DAG build, behind one lock per history)
+    runs side by side instead of queueing."""
+    by_db: dict[str, list] = {}
+    for r in refs:
+        by_db.setdefault(str(getattr(r, "db", "")), []).append(r)
+    queues = list(by_db.values())
+    return [q[i] for i in range(max((len(q) for q in queues), default=0)) for q in queues if i < len(q)]
+
+
 def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir: str | os.PathLike, *,
               concurrency: int = 2, label: str, resume: bool = True, progress: bool = True,
               snapshot: bool = True, manager=None, budget=None, loop_name: str = "scroll",
@@ -361,7 +373,7 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
         done = {r.task_id: r for r in load_records(out) if r.label == label and r.reason != RUNNER_ERROR}
     elif (out / RUNS_FILE).exists() and (out / RUNS_FILE).stat().st_size:
         raise FileExistsError(f"{out / RUNS_FILE} already holds records; resume, or pick a new --out")
-    todo = [r for r in refs if r.task_id not in done]
+    todo = interleave_histories([r for r in refs if r.task_id not in done])
     appender = JsonlAppender(out / RUNS_FILE)
     backends = _Backends(make_llm)
     inv = {"id": uuid.uuid4().hex[:12], "label": label, "backend": None, "loop_config": cfg.to_dict(),

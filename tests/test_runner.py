@@ -12,7 +12,7 @@ from scroll.config import LoopConfig
 from scroll.events import EventLog
 from scroll.llm import ScriptedLLM
 from scroll.policies import ReferencePolicy
-from scroll.runner import RUNS_FILE, RUNNER_ERROR, load_records, run_tasks
+from scroll.runner import RUNS_FILE, RUNNER_ERROR, interleave_histories, load_records, run_tasks
 
 try:  # the task-set module (scroll/tasks/splits.py); a stand-in with its interface until it lands
     from scroll.tasks.splits import TaskRef
@@ -129,6 +129,20 @@ def test_concurrency_two_really_overlaps(tmp_path):
             assert overlaps >= 1, spans
         assert all(r.answer == "nobody knows" and not r.correct for r in recs)
     assert walls[2] < 0.85 * walls[1], walls  # 4 x 0.6 s of model time: two at a time saves >= 1.2 s
+
+
+def test_parallel_workers_start_on_different_histories(tmp_path):
+    refs = make_refs(tmp_path, seeds=(0, 1))            # two histories, their tasks one after the other
+    order = interleave_histories(refs)
+    assert sorted(r.task_id for r in order) == sorted(r.task_id for r in refs)
+    assert order[0].db != order[1].db                   # two workers: one task of each history first
+    for db in {r.db for r in refs}:                     # each history's tasks keep their order
+        assert [r.task_id for r in order if r.db == db] == [r.task_id for r in refs if r.db == db]
+    n0 = sum(r.db == refs[0].db for r in refs)
+    assert [r.db == refs[0].db for r in order[:2 * min(n0, len(refs) - n0)]] == [True, False] * min(n0, len(refs) - n0)
+    recs = run_tasks(refs[:3] + refs[-3:], lambda: ScriptedLLM(_slow_final(0.0)), CFG, tmp_path / "il",
+                     concurrency=2, label="scripted", progress=False)
+    assert [r.task_id for r in recs] == [r.task_id for r in refs[:3] + refs[-3:]]   # records in the refs' order
 
 
 def test_executable_cell_counting(tmp_path):
