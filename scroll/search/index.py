@@ -31,16 +31,12 @@ index over all events, whatever the segmentation; a test checks it against bm25s
 """
 from __future__ import annotations
 
-import fcntl
-import json
 import logging
 import os
 import shutil
 import threading
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
-from dataclasses import field as dc_field
 from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -51,36 +47,14 @@ from .documents import (DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters
                         identifier_parts)
 from .bulk import BulkTokens
 from .segment import _FIELDS, Segment, merge_segments, write_segment
-from .tail import Tail
+from .store import append_vocab, dir_lock, manifest_stamp, read_manifest, write_manifest
+from .tail import FlushJob, ForeignChange, Tail, static_with
 from .tokens import QUESTION_WORDS, Tokenizer
 from .topk import Part, TopK
 
 BULK_MIN_DOCS = 1000  # a batch at least this big is written as a segment directly (bulk.py)
 FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: per-term pruning bounds
 logger = logging.getLogger(__name__)
-
-
-class _ForeignChange(Exception):
-    """Another process rewrote the index while a background flush waited for the lock."""
-
-
-@dataclass
-class _FlushJob:
-    """A frozen tail being written as a segment (and merged) by a background thread."""
-
-    frozen: Tail
-    base_segments: list
-    base_static: dict | None
-    base_stamp: tuple | None
-    generation: int
-    vocab_persisted: int
-    n_terms: int
-    new_terms: list
-    done: threading.Event = dc_field(default_factory=threading.Event)
-    segments: list | None = None
-    static: dict | None = None
-    stamp: tuple | None = None
-    error: BaseException | None = None
 
 
 class SearchIndex:
@@ -138,7 +112,7 @@ class SearchIndex:
         self._strings: dict[str, dict[str, int]] = {f: {} for f in _FIELDS}
         self._static = None  # concatenated per-doc arrays of the segments
         self._last_text: dict[str, str] = {}  # session -> its latest indexed text (capped)
-        self._job: _FlushJob | None = None    # a background flush in flight (its result is ignored now)
+        self._job: FlushJob | None = None    # a background flush in flight (its result is ignored now)
         self._reset_tail()
 
     def _new_tail(self) -> Tail:
@@ -194,28 +168,18 @@ class SearchIndex:
         if self._lock_fh is not None:
             yield
             return
-        self.path.mkdir(parents=True, exist_ok=True)
-        with open(self.path / "lock", "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            self._lock_fh = fh
+        with dir_lock(self.path):
+            self._lock_fh = True
             try:
                 yield
             finally:
                 self._lock_fh = None
-                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _stamp(self) -> tuple | None:
-        try:
-            st = os.stat(self.path / "manifest.json")
-        except FileNotFoundError:
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
+        return manifest_stamp(self.path)
 
     def _read_manifest(self) -> dict | None:
-        try:
-            return json.loads((self.path / "manifest.json").read_text())
-        except (FileNotFoundError, json.JSONDecodeError, OSError):
-            return None
+        return read_manifest(self.path)
 
     def _write_manifest(self) -> None:
         self.generation += 1
@@ -224,50 +188,15 @@ class SearchIndex:
 
     def _write_manifest_file(self, segments: list, covered_seq: int, vocab_size: int, generation: int) -> tuple:
         """Atomically replace the manifest; returns its new stamp. Touches no attribute."""
-        data = {
-            **self.params, "log_id": self.log_id, "generation": generation,
-            "covered_seq": covered_seq, "vocab_size": vocab_size,
-            "segments": [s.path.name for s in segments],
-        }
-        tmp = self.path / "manifest.json.tmp"
-        with open(tmp, "w") as fh:
-            json.dump(data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path / "manifest.json")
-        stamp = self._stamp()
-        # under the lock every write is finished: a segment the manifest does not name (merged
-        # away, or left by a writer killed before its manifest) and any .tmp- dir are garbage
-        keep = set(data["segments"])
-        for child in self.path.iterdir():
-            if (child.name.startswith(".tmp-") or child.name.startswith("seg-")) and child.name not in keep:
-                shutil.rmtree(child, ignore_errors=True)
-        return stamp
+        return write_manifest(self.path, {**self.params, "log_id": self.log_id}, segments, covered_seq,
+                              vocab_size, generation)
 
     def _persist_vocab(self) -> None:
-        """Append the terms that got ids since the last flush to vocab.txt."""
+        """Append the terms that got ids since the last flush to vocab.txt (the vocabulary
+        dict's insertion order is the term-id order)."""
         n = len(self.vocab)
-        self._append_vocab(self.vocab_persisted, list(islice(self.vocab, self.vocab_persisted, n)))
+        append_vocab(self.path, self.vocab_persisted, list(islice(self.vocab, self.vocab_persisted, n)))
         self.vocab_persisted = n
-
-    def _append_vocab(self, persisted: int, new_terms: list[str]) -> None:
-        """vocab.txt := its first `persisted` lines + new_terms (the vocabulary dict's insertion
-        order is the term-id order). Touches no attribute."""
-        vfile = self.path / "vocab.txt"
-        with open(vfile, "a+b") as fh:
-            fh.seek(0)
-            # drop anything past what the manifest vouches for (a crash mid-append)
-            keep, count = 0, 0
-            for line in fh:
-                if count == persisted:
-                    break
-                keep += len(line)
-                count += 1
-            fh.truncate(keep)
-            fh.seek(keep)
-            fh.write("".join(t + "\n" for t in new_terms).encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
 
     def _try_load(self) -> bool:
         m = self._read_manifest()
@@ -283,7 +212,7 @@ class SearchIndex:
             if len(terms) != m["vocab_size"]:
                 return False
             segs = [Segment.load(self.path / name) for name in m["segments"]]
-        except (OSError, ValueError, KeyError, json.JSONDecodeError):
+        except (OSError, ValueError, KeyError):  # a JSONDecodeError is a ValueError
             return False
         last = 0
         for s in segs:  # segments must be in seq order and not overlap
@@ -475,7 +404,7 @@ class SearchIndex:
             self._frozen, self._tail = self._tail, self._new_tail()
             self._epoch += 1
         n = len(self.vocab)
-        job = _FlushJob(self._frozen, list(self.segments), self._static, self._manifest_stamp, self.generation,
+        job = FlushJob(self._frozen, list(self.segments), self._static, self._manifest_stamp, self.generation,
                         self.vocab_persisted, n, list(islice(self.vocab, self.vocab_persisted, n)))
         self._job = job
         threading.Thread(target=self._flush_worker, args=(job,), name="scroll-index-flush", daemon=True).start()
@@ -485,27 +414,19 @@ class SearchIndex:
         logger.warning("%s: could not write an index segment (%s: %s); the tail stays in memory, "
                        "retried after %d more events", self.path, type(e).__name__, e, self.flush_docs)
 
-    def _flush_worker(self, job: _FlushJob) -> None:
+    def _flush_worker(self, job: FlushJob) -> None:
         """Background: write the frozen tail as a segment, merge, write the manifest, and
         prepare the new per-doc arrays. Reads only what the job holds; sets no attribute."""
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            with open(self.path / "lock", "a+") as fh:
-                fcntl.flock(fh, fcntl.LOCK_EX)
-                try:
-                    if self._stamp() != job.base_stamp:
-                        raise _ForeignChange()
-                    path = write_segment(self.path, job.frozen.batch(), n_terms=job.n_terms)
-                    self._append_vocab(job.vocab_persisted, job.new_terms)
-                    segs = job.base_segments + [Segment.load(path)]
-                    gone: list = []
-                    segs = self._merged(segs, job.n_terms, gone)
-                    job.stamp = self._write_manifest_file(segs, segs[-1].last_seq, job.n_terms, job.generation + 1)
-                    for old in gone:
-                        shutil.rmtree(old.path, ignore_errors=True)
-                finally:
-                    fcntl.flock(fh, fcntl.LOCK_UN)
-            job.static = _static_with(job.base_static, job.frozen, segs)
+            with dir_lock(self.path):
+                if self._stamp() != job.base_stamp:
+                    raise ForeignChange()
+                path = write_segment(self.path, job.frozen.batch(), n_terms=job.n_terms)
+                append_vocab(self.path, job.vocab_persisted, job.new_terms)
+                segs = self._merged(job.base_segments + [Segment.load(path)], job.n_terms)
+                # the manifest write deletes the merged-away segments
+                job.stamp = self._write_manifest_file(segs, segs[-1].last_seq, job.n_terms, job.generation + 1)
+            job.static = static_with(job.base_static, job.frozen, segs)
             job.segments = segs
         except BaseException as e:  # noqa: BLE001 - reported to the main thread by _install
             job.error = e
@@ -520,7 +441,7 @@ class SearchIndex:
         job.done.wait()
         self._job = None
         if job.error is not None:
-            if not isinstance(job.error, _ForeignChange):   # a foreign change: the reload re-reads all
+            if not isinstance(job.error, ForeignChange):   # a foreign change: the reload re-reads all
                 self._flush_failed(job.error)
             return
         self.segments, self.covered_seq = job.segments, job.segments[-1].last_seq
@@ -610,30 +531,22 @@ class SearchIndex:
         self._reset_tail()
 
     def _maybe_merge(self) -> None:
-        gone: list = []
-        self.segments = self._merged(self.segments, len(self.vocab), gone, self._write_manifest_now)
-        for old in gone:
-            shutil.rmtree(old.path, ignore_errors=True)
+        self.segments = self._merged(self.segments, len(self.vocab), self._write_manifest_now)
 
     def _write_manifest_now(self, segments: list) -> None:
         self.segments = segments
         self._write_manifest()
 
-    def _merged(self, segments: list, n_terms: int, gone: list, after_each=None) -> list:
-        """Merge adjacent pairs (the smallest first) until at most max_segments remain; the
-        replaced segments go to `gone` (delete them once a manifest no longer names them)."""
+    def _merged(self, segments: list, n_terms: int, after_each=None) -> list:
+        """Merge adjacent pairs (the smallest first) until at most max_segments remain. The
+        replaced segments are deleted by the next manifest write (which no longer names them)."""
         segs = list(segments)
         while len(segs) > self.max_segments:
             sizes = [a.n_docs + b.n_docs for a, b in zip(segs, segs[1:])]
             i = int(np.argmin(sizes))
-            pair = segs[i:i + 2]
-            segs[i:i + 2] = [Segment.load(merge_segments(self.path, pair, n_terms=n_terms))]
-            gone.extend(pair)
+            segs[i:i + 2] = [Segment.load(merge_segments(self.path, segs[i:i + 2], n_terms=n_terms))]
             if after_each is not None:
                 after_each(segs)
-                for old in pair:
-                    shutil.rmtree(old.path, ignore_errors=True)
-                gone.clear()
         return segs
 
     def _rebuild_static(self) -> None:
@@ -723,19 +636,3 @@ class SearchIndex:
         seqs = self._column("seqs")[uniq]
         order = np.lexsort((-seqs, -scores))[:k]
         return [(int(seqs[i]), float(scores[i])) for i in order]
-
-
-def _static_with(base: dict | None, frozen: Tail, segments: list) -> dict:
-    """The per-doc arrays of `segments` = those of `base` followed by the frozen tail's docs
-    (a merge keeps the doc order, so only the offsets change)."""
-    offsets, n = [], 0
-    for s in segments:
-        offsets.append(n)
-        n += s.n_docs
-    cols = ("dl", "seqs", "times") + _FIELDS
-    out = {name: (np.concatenate([base[name], frozen.column(name)]) if base else frozen.column(name).copy())
-           for name in cols}
-    if len(out["seqs"]) != n:
-        raise RuntimeError(f"index: {len(out['seqs'])} per-doc rows for {n} documents in the segments")
-    out.update(n=n, offsets=offsets, len_sum=float(out["dl"].sum()))
-    return out
