@@ -13,6 +13,7 @@ from scroll.search.bulk import BulkTokens
 from scroll.search.documents import DocModel
 from scroll.search.index import BULK_MIN_DOCS
 from scroll.search.tokens import Tokenizer
+from scroll.search.vocab import Vocabulary
 
 
 def _corpora():
@@ -37,10 +38,10 @@ def test_bulk_tokens_equal_bm25s_tokenize_on_every_event(name):
 
     events = _corpora()[name]
     texts = [e["text"] for e in events]
-    vocab: dict[str, int] = {}
+    vocab = Vocabulary()
     docs = [IndexDoc(i + 1, e["session"], "message", e.get("role", ""), "", e["text"]) for i, e in enumerate(events)]
     bp = BulkTokens(Tokenizer()).postings(docs, DocModel((("text", 1),), scale=1), vocab)
-    terms = {i: t for t, i in vocab.items()}
+    terms = dict(enumerate(vocab.terms))
     ours = [Counter() for _ in texts]
     for d, t, tf in zip(bp.docs.tolist(), bp.terms.tolist(), bp.tfs.tolist()):
         ours[d][terms[t]] += tf
@@ -49,6 +50,34 @@ def test_bulk_tokens_equal_bm25s_tokenize_on_every_event(name):
     for i, r in enumerate(ref):
         assert ours[i] == Counter(r), (name, texts[i][:80])
         assert bp.dls[i] == max(1, len(r))
+
+
+@pytest.mark.parametrize("name", sorted(_corpora()))
+def test_bulk_fields_equal_the_tail_path_on_every_event(name):
+    """Every field of the default document model (text, speaker, month/year, identifier words),
+    weighted: the bulk word table gives each event the counts and length DocModel.counts gives
+    it one event at a time (which calls identifier_parts on the whole text)."""
+    from scroll.search.documents import DEFAULT_MODEL
+
+    events = _corpora()[name]
+    rng = random.Random(7)
+    docs = [IndexDoc(i + 1, e["session"], "message", e.get("role", ""),
+                     e.get("time") or f"2023-{rng.randint(1, 12):02d}-03T10:00:00", e["text"])
+            for i, e in enumerate(events)]
+    docs += [IndexDoc(len(docs) + 1, "z", "tool_result", "tool", "", t) for t in
+             ("parseHTTPResponse() raised in http_client.py: user_id=None, retryCount 3, XMLHttpRequest",
+              "İstanbul_Office camelCase_with_snake ID_42 a_b _x_ x__y ÀbcDef")]
+    vocab = Vocabulary()
+    bp = BulkTokens(Tokenizer()).postings(docs, DEFAULT_MODEL, vocab)
+    terms = dict(enumerate(vocab.terms))
+    ours = [Counter() for _ in docs]
+    for d, t, tf in zip(bp.docs.tolist(), bp.terms.tolist(), bp.tfs.tolist()):
+        ours[d][terms[t]] += tf
+    tok = Tokenizer()
+    for i, d in enumerate(docs):
+        want, length = DEFAULT_MODEL.counts(d, tok.counts)
+        assert ours[i] == +want, (name, d.text[:80])
+        assert bp.dls[i] == max(1, length)
 
 
 MODEL = DocModel((("text", 4), ("role", 1), ("date", 2), ("prev", 1)), scale=4, prev_max_tokens=15)

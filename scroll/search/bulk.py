@@ -3,21 +3,35 @@
     bulk = BulkTokens(Tokenizer())
     batch = bulk.postings(docs, model, vocab)      # terms, docs, tfs, dls for write_segment
 
-Same tokens as `Tokenizer` (and so as `bm25s.tokenize`): the same regex on the lower-cased
-text, the same stopwords, the same stemmer. What changes is the bookkeeping: each distinct
-lower-cased word is looked up once per process (word -> term id, or -1 for a stopword; new
-words are stemmed in one call per batch), a batch's tokens become one int array, and the
-(doc, term) counts of all fields, weighted by the document model, come from one sort.
+Same tokens as `Tokenizer` (and so as `bm25s.tokenize`): the same regex, the same stopwords,
+the same stemmer. What changes is the bookkeeping. Each distinct word *as written* is analysed
+once per process (`_Words`): its term ids (lower-cased, re-split, stopwords dropped, stemmed,
+usually one id or none) and the term ids of its identifier words (`documents.identifier_parts`
+of that one token). A batch's texts are split once, their words become one int array of word
+numbers, and every field's term ids are gathered from the word table with numpy; the (doc,
+term) counts of all fields, weighted by the document model, come from one sort.
+
+Why splitting the text as written and lower-casing per word gives bm25s's tokens exactly: no
+character that is not `\\w` lower-cases to a `\\w` character (checked over all of Unicode), so
+the boundaries of the lower-cased text are those of the original; inside a word, lower-casing
+can only split it (U+0130 becomes "i" + a combining dot, which is not `\\w`), which the per-word
+re-split reproduces. An identifier core lies inside one word, so identifier_parts of a text is
+the concatenation of identifier_parts of its words (tests check both on every benchmark event).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
 
 import numpy as np
 
-from .documents import DocModel, IndexDoc, field_value
+from .documents import DocModel, IndexDoc, field_value, identifier_parts
 from .tokens import Tokenizer, _chunks, _split
+from .vocab import Vocabulary
+
+
+_ONE_WORD = re.compile(r"\w\w+").fullmatch   # a word as the text's split gives it (parts texts are not)
 
 
 @dataclass
@@ -28,45 +42,89 @@ class BatchPostings:
     dls: np.ndarray     # int64, weighted document lengths (an empty document counts 1)
 
 
+class _Ragged:
+    """Rows of term ids, one row per word number; grown a batch at a time."""
+
+    def __init__(self) -> None:
+        self.lens = np.zeros(0, dtype=np.int64)
+        self.starts = np.zeros(0, dtype=np.int64)
+        self.flat = np.zeros(0, dtype=np.int64)
+
+    def extend(self, rows: list[list[int]]) -> None:
+        lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        self.starts = np.concatenate([self.starts, len(self.flat) + np.cumsum(lens) - lens])
+        self.lens = np.concatenate([self.lens, lens])
+        self.flat = np.concatenate([self.flat, np.fromiter(chain.from_iterable(rows), dtype=np.int64)])
+
+    def gather(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the rows of `words` concatenated, each word's row length)."""
+        lens = self.lens[words]
+        total = int(lens.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64), lens
+        first = np.repeat(self.starts[words] - (np.cumsum(lens) - lens), lens)
+        return self.flat[first + np.arange(total)], lens
+
+
+class _Words:
+    """Every distinct word (as written) seen by this process -> its number, and per number the
+    term ids of the word (`text`) and of its identifier words (`parts`)."""
+
+    def __init__(self, tok: Tokenizer, vocab: Vocabulary):
+        self.tok, self.vocab = tok, vocab
+        self.number: Vocabulary = {}
+        self.text, self.parts = _Ragged(), _Ragged()
+
+    def _rows(self, texts: list[str]) -> list[list[int]]:
+        """Term ids of each text (lower-cased, split, stopwords dropped, stemmed in one call)."""
+        stop, vocab = self.tok._stop, self.vocab
+        # an ASCII word lower-cases to itself as one token; only other words need the re-split
+        tokens = [([] if (low := x.lower()) in stop else [low]) if x.isascii() and _ONE_WORD(x)
+                  else [t for t in _split(x.lower()) if t not in stop] for x in texts]
+        stems = self.tok._stem_all(set(chain.from_iterable(tokens)))
+        term_id = vocab.id
+        return [[term_id(stems[t]) for t in row] for row in tokens]
+
+    def numbers(self, flat: list[str]) -> np.ndarray:
+        """The word number of every word in `flat`; new words are analysed first."""
+        nums = np.fromiter(map(self.number.get, flat, repeat(-1)), dtype=np.int64, count=len(flat))
+        new_at = nums < 0
+        if new_at.any():
+            mask = new_at.tolist()
+            new = list(dict.fromkeys(compress(flat, mask)))
+            base = len(self.number)
+            self.number.update(zip(new, range(base, base + len(new))))
+            self.text.extend(self._rows(new))
+            self.parts.extend(self._rows([identifier_parts(w) for w in new]))
+            nums[new_at] = np.fromiter(map(self.number.__getitem__, compress(flat, mask)), dtype=np.int64,
+                                       count=int(new_at.sum()))
+        return nums
+
+
 class BulkTokens:
     def __init__(self, tok: Tokenizer):
         self.tok = tok
-        self._word_tid: dict[str, int] = {}
-        self._vocab_ref: dict | None = None
+        self._words: _Words | None = None
 
-    def _words(self, text: str) -> list[str]:
-        if len(text) <= (1 << 20):
-            return _split(text.lower())
-        return list(chain.from_iterable(_split(c.lower()) for c in _chunks(text)))
+    def _table(self, vocab: Vocabulary) -> _Words:
+        if self._words is None or self._words.vocab is not vocab:   # a reloaded index has another vocabulary
+            self._words = _Words(self.tok, vocab)
+        return self._words
 
-    def _ids(self, texts: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-        """(term ids of every token, -1 for stopwords; tokens per text)."""
-        if vocab is not self._vocab_ref:      # a reloaded index has another vocabulary
-            self._word_tid, self._vocab_ref = {}, vocab
-        per = [self._words(t) for t in texts]
+    def _split(self, texts: list[str], vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+        """(word numbers of every word of every text, words per text)."""
+        per = [_split(t) if len(t) <= (1 << 20) else list(chain.from_iterable(map(_split, _chunks(t))))
+               for t in texts]
         lens = np.fromiter(map(len, per), dtype=np.int64, count=len(per))
-        flat = list(chain.from_iterable(per))
-        cache = self._word_tid
-        ids = np.fromiter(map(cache.get, flat, repeat(-2)), dtype=np.int64, count=len(flat))
-        is_new = ids == -2
-        if is_new.any():                      # words never seen by this process: stem them once
-            mask = is_new.tolist()
-            new = list(dict.fromkeys(compress(flat, mask)))
-            stop = self.tok._stop
-            keep = [w for w in new if w not in stop]
-            for w in new:
-                if w in stop:
-                    cache[w] = -1
-            for w, stem in zip(keep, self.tok._stemmer.stemWords(keep)):
-                tid = vocab.get(stem)
-                if tid is None:
-                    tid = vocab[stem] = len(vocab)
-                cache[w] = tid
-            ids[is_new] = np.fromiter(map(cache.__getitem__, compress(flat, mask)), dtype=np.int64,
-                                      count=int(is_new.sum()))
-        return ids, lens
+        return self._table(vocab).numbers(list(chain.from_iterable(per))), lens
 
-    def _field_ids(self, docs: list[IndexDoc], field: str, use: np.ndarray, vocab: dict[str, int],
+    def _ids(self, texts: list[str], vocab: Vocabulary, rows: str = "text") -> tuple[np.ndarray, np.ndarray]:
+        """(term ids of the texts' words, or of their identifier words (`rows="parts"`); ids per text)."""
+        nums, lens = self._split(texts, vocab)
+        ids, per_word = getattr(self._words, rows).gather(nums)
+        return ids, _per_text(per_word, lens)
+
+    def _field_ids(self, docs: list[IndexDoc], field: str, use: np.ndarray, vocab: Vocabulary,
                    text: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
         """(ids, doc numbers) of one field over the docs in `use`. The previous turn is the
         previous document's text whenever that was not cut (<= PREV_CHARS): its ids are copied
@@ -74,7 +132,7 @@ class BulkTokens:
         if field == "prev" and text is not None:
             t_ids, t_lens, t_off = text
             src = np.full(len(docs), -1, dtype=np.int64)
-            last: dict[str, int] = {}
+            last: Vocabulary = {}
             for i, d in enumerate(docs):
                 j = last.get(d.session)
                 if j is not None and d.prev and (d.prev is docs[j].text or d.prev == docs[j].text):
@@ -100,15 +158,16 @@ class BulkTokens:
         ids, lens = self._ids([field_value(docs[i], field) for i in use], vocab)
         return ids, np.repeat(use, lens)
 
-    def postings(self, docs: list[IndexDoc], model: DocModel, vocab: dict[str, int]) -> BatchPostings:
+    def postings(self, docs: list[IndexDoc], model: DocModel, vocab: Vocabulary) -> BatchPostings:
         """The batch's (doc, term, weighted tf) triples and weighted lengths; `docs[i].prev` must
         already hold the previous turn (the caller knows the sessions)."""
         n = len(docs)
         everyone = np.arange(n)
-        t_ids, t_lens = self._ids([d.text for d in docs], vocab)       # text first: prev reuses it
+        nums, words = self._split([d.text for d in docs], vocab)      # text first: prev and parts reuse it
+        t_ids, per_word = self._words.text.gather(nums)
+        t_lens = _per_text(per_word, words)
         text = (t_ids, t_lens, np.cumsum(t_lens) - t_lens)
         t_doc = np.repeat(everyone, t_lens)
-        own_len = np.bincount(t_doc[t_ids >= 0], minlength=n)
         all_ids, all_docs, all_w = [], [], []
         dls = np.zeros(n, dtype=np.int64)
         for f, w in model.weights:
@@ -116,13 +175,14 @@ class BulkTokens:
                 continue
             if f == "text":
                 ids, doc_of = t_ids, t_doc
+            elif f == "parts":
+                ids, per_word = self._words.parts.gather(nums)
+                doc_of = np.repeat(everyone, _per_text(per_word, words))
             else:
                 use = everyone
                 if f == "prev" and model.prev_max_tokens:
-                    use = np.flatnonzero(own_len <= model.prev_max_tokens)
+                    use = np.flatnonzero(t_lens <= model.prev_max_tokens)
                 ids, doc_of = self._field_ids(docs, f, use, vocab, text)
-            ok = ids >= 0
-            ids, doc_of = ids[ok], doc_of[ok]
             dls += w * np.bincount(doc_of, minlength=n)
             all_ids.append(ids)
             all_docs.append(doc_of)
@@ -135,6 +195,15 @@ class BulkTokens:
         keys, inv = np.unique(doc_of * width + ids, return_inverse=True)
         tfs = np.bincount(inv, weights=wts, minlength=len(keys)).astype(np.int64)
         return BatchPostings(keys % width, keys // width, tfs, dls)
+
+
+def _per_text(per_word: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """Sum of per-word counts within each text (`words` = words per text)."""
+    if len(per_word) == 0:
+        return np.zeros(len(words), dtype=np.int64)
+    ends = np.cumsum(words)
+    sums = np.concatenate([[0], np.cumsum(per_word)])
+    return sums[ends] - sums[ends - words]
 
 
 __all__ = ["BulkTokens", "BatchPostings"]

@@ -37,7 +37,6 @@ import shutil
 import threading
 from collections import Counter
 from contextlib import contextmanager
-from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -51,6 +50,7 @@ from .store import append_vocab, dir_lock, manifest_stamp, read_manifest, write_
 from .tail import FlushJob, ForeignChange, Tail, static_with
 from .tokens import QUESTION_WORDS, Tokenizer
 from .topk import Part, TopK
+from .vocab import Vocabulary
 
 BULK_MIN_DOCS = 1000  # a batch at least this big is written as a segment directly (bulk.py)
 FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: per-term pruning bounds
@@ -104,7 +104,7 @@ class SearchIndex:
 
     # ----------------------------------------------------------------- state
     def _reset_memory(self) -> None:
-        self.vocab: dict[str, int] = {}
+        self.vocab = Vocabulary()
         self.vocab_persisted = 0
         self.segments: list[Segment] = []
         self.covered_seq = 0  # highest seq held in segments
@@ -192,10 +192,9 @@ class SearchIndex:
                               vocab_size, generation)
 
     def _persist_vocab(self) -> None:
-        """Append the terms that got ids since the last flush to vocab.txt (the vocabulary
-        dict's insertion order is the term-id order)."""
+        """Append the terms that got ids since the last flush to vocab.txt (in id order)."""
         n = len(self.vocab)
-        append_vocab(self.path, self.vocab_persisted, list(islice(self.vocab, self.vocab_persisted, n)))
+        append_vocab(self.path, self.vocab_persisted, self.vocab.terms[self.vocab_persisted:n])
         self.vocab_persisted = n
 
     def _try_load(self) -> bool:
@@ -222,7 +221,7 @@ class SearchIndex:
         if last != m["covered_seq"]:
             return False
         self._reset_memory()
-        self.vocab = {t: i for i, t in enumerate(terms)}
+        self.vocab = Vocabulary(terms)
         self.vocab_persisted = len(terms)
         self.segments = segs
         self.covered_seq = m["covered_seq"]
@@ -373,12 +372,7 @@ class SearchIndex:
             counts, length = self.doc_model.counts(d, tok.counts)
             if length == 0:
                 length = 1  # bm25s keeps an empty document as one empty token
-            ids: dict[int, int] = {}
-            for term, c in counts.items():
-                tid = vocab.get(term)
-                if tid is None:
-                    tid = vocab[term] = len(vocab)
-                ids[tid] = c
+            ids = {vocab.id(term): c for term, c in counts.items()}
             strs = {"sess": d.session, "kind": d.kind, "role": d.role, "origin": d.origin}
             self._tail.add(d.seq, ids, length, {f: self._code(f, v) for f, v in strs.items()}, strs,
                            d.time[:TIME_CHARS])
@@ -405,7 +399,7 @@ class SearchIndex:
             self._epoch += 1
         n = len(self.vocab)
         job = FlushJob(self._frozen, list(self.segments), self._static, self._manifest_stamp, self.generation,
-                        self.vocab_persisted, n, list(islice(self.vocab, self.vocab_persisted, n)))
+                        self.vocab_persisted, n, self.vocab.terms[self.vocab_persisted:n])
         self._job = job
         threading.Thread(target=self._flush_worker, args=(job,), name="scroll-index-flush", daemon=True).start()
 

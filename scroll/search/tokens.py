@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .vocab import SHARDS, ShardedDict
+
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 _split = re.compile(TOKEN_PATTERN).findall
 # Question words dropped from QUERIES (not documents): "when did I adopt Rocket" should not
@@ -19,6 +21,7 @@ QUESTION_WORDS = frozenset(("what when where who which why how did does do is wa
                             "kind much many long").split())
 _CHUNK = 1 << 20  # characters per chunk for big texts
 _STEM_CACHE_MAX = 2_000_000
+_SHARD_MAX = _STEM_CACHE_MAX // SHARDS
 
 
 # bm25s 0.3's English stopwords (`bm25s.stopwords.STOPWORDS_EN`), copied so that searching
@@ -38,16 +41,28 @@ class Tokenizer:
 
         self._stemmer = Stemmer.Stemmer("english")
         self._stop = frozenset(STOPWORDS_EN)
-        self._stems: dict[str, str] = {}
+        self._stems = ShardedDict()
 
     def _stem_all(self, words) -> dict[str, str]:
+        """word -> stem for each of `words` (stems of earlier calls cached, at most
+        _STEM_CACHE_MAX, in shards: a full shard is emptied, never the whole cache at once)."""
         cache = self._stems
-        missing = [w for w in words if w not in cache]
+        out: dict[str, str] = {}
+        missing = []
+        for w in words:
+            s = cache.get(w)
+            if s is None:
+                missing.append(w)
+            else:
+                out[w] = s
         if missing:
-            if len(cache) + len(missing) > _STEM_CACHE_MAX:
-                cache.clear()
-            cache.update(zip(missing, self._stemmer.stemWords(missing)))
-        return cache
+            for w, s in zip(missing, self._stemmer.stemWords(missing)):
+                out[w] = s
+                shard = cache.shard(w)
+                if len(shard) >= _SHARD_MAX:
+                    shard.clear()
+                shard[w] = s
+        return out
 
     def terms(self, text: str, drop: frozenset[str] = frozenset()) -> list[str]:
         """The query's terms in order, duplicates kept (bm25s counts them); `drop` = extra stopwords."""
