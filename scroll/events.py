@@ -187,6 +187,8 @@ class EventLog:
                     self._index.flush()
                 except Exception as e:  # noqa: BLE001 - the index is derived data: it catches up next time
                     logger.warning("%s: could not write the search index on close (%s)", self.path, e)
+            if self._index is not None:
+                self._index.close()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -322,6 +324,7 @@ class EventLog:
         if not prepared:
             return []
         with self._lock:
+            self._index_presplit([full for _, full, _ in prepared])
             seqs = self._commit_rows([row + (origin,) for row, _, origin in prepared])
             self._index_add([(s, row, full, origin) for s, (row, full, origin) in zip(seqs, prepared)])
         return seqs
@@ -337,6 +340,15 @@ class EventLog:
     def _raw_rows(self) -> Iterator[tuple]:
         """Every row as stored (seq, session, time, kind, role, text, meta, payload, tokens, origin)."""
         return self._stream(f"SELECT {self._cols} FROM events WHERE seq > ? ORDER BY seq LIMIT ?", [0], raw=True)
+
+    def _index_presplit(self, texts: list[str]) -> None:
+        """Let a live index start on a big batch's words while the commit runs (on the other core)."""
+        if self._index is None:
+            return
+        try:
+            self._index.presplit(texts)
+        except Exception as e:  # noqa: BLE001 - an optimisation: the add after the commit does it all
+            logger.warning("%s: could not presplit a batch for the index (%s: %s)", self.path, type(e).__name__, e)
 
     def _index_add(self, items: list[tuple]) -> None:
         """Keep a live index up to date; a failure here must not escape a committed append."""

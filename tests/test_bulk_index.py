@@ -148,3 +148,71 @@ def test_one_huge_append_many_becomes_segments_of_flush_docs(tmp_path):
     idx = log.index
     assert [s.n_docs for s in idx.segments] == [BULK_MIN_DOCS] * 3 and idx.n_tail == 500
     assert idx.n_docs == len(rows)
+
+
+def _postings_by_term(bp, vocab):
+    out: dict = {}
+    for d, t, tf in zip(bp.docs.tolist(), bp.terms.tolist(), bp.tfs.tolist()):
+        out[(d, vocab.terms[t])] = tf
+    return out, bp.dls.tolist()
+
+
+def _docs(events):
+    return [IndexDoc(i + 1, e["session"], "message", e.get("role", ""), e.get("time") or "2023-05-01T10:00:00",
+                     e["text"]) for i, e in enumerate(events)]
+
+
+@pytest.mark.parametrize("name", sorted(_corpora()))
+def test_the_splitter_process_gives_the_local_postings(name):
+    from scroll.search.documents import DEFAULT_MODEL
+
+    docs = _docs(_corpora()[name])
+    local_vocab = Vocabulary()
+    want = _postings_by_term(BulkTokens(Tokenizer()).postings(docs, DEFAULT_MODEL, local_vocab), local_vocab)
+    bulk, vocab = BulkTokens(Tokenizer()), Vocabulary()
+    try:
+        bulk.presplit([d.text for d in docs], vocab)                 # what append_many does before its commit
+        got = _postings_by_term(bulk.postings(docs, DEFAULT_MODEL, vocab), vocab)
+        assert bulk._splitter is not None and not bulk._splitter.failed
+        assert got == want
+        half = len(docs) // 2                                       # slices of a presplit batch, then others
+        bulk.presplit([d.text for d in docs], vocab)
+        a = bulk.postings(docs[half:], DEFAULT_MODEL, vocab)         # found after the batch's cursor
+        b = bulk.postings(docs[:half], DEFAULT_MODEL, vocab)         # not: asked for again
+        ref_vocab = Vocabulary()
+        ref = BulkTokens(Tokenizer())
+        assert (_postings_by_term(a, vocab) == _postings_by_term(ref.postings(docs[half:], DEFAULT_MODEL, ref_vocab), ref_vocab)
+                and _postings_by_term(b, vocab) == _postings_by_term(ref.postings(docs[:half], DEFAULT_MODEL, ref_vocab), ref_vocab))
+    finally:
+        bulk.close()
+
+
+def test_a_dead_splitter_falls_back_to_splitting_in_process(caplog):
+    from scroll.search.documents import DEFAULT_MODEL
+
+    docs = _docs(_corpora()["tool"])
+    ref_vocab = Vocabulary()
+    want = _postings_by_term(BulkTokens(Tokenizer()).postings(docs, DEFAULT_MODEL, ref_vocab), ref_vocab)
+    bulk, vocab = BulkTokens(Tokenizer()), Vocabulary()
+    bulk.presplit([d.text for d in docs[:50]], vocab)
+    bulk.postings(docs[:50], DEFAULT_MODEL, vocab)                   # the helper numbered some words
+    bulk.presplit([d.text for d in docs], vocab)
+    bulk._splitter._proc.kill()                                     # it dies with a request in flight
+    got = _postings_by_term(bulk.postings(docs, DEFAULT_MODEL, vocab), vocab)
+    assert got == want and bulk._splitter is None and not bulk._remote_ok
+    assert "splitter process failed" in caplog.text
+    bulk.presplit([d.text for d in docs], vocab)                     # stays in process from now on
+    assert bulk._splitter is None
+    assert _postings_by_term(bulk.postings(docs, DEFAULT_MODEL, vocab), vocab) == want
+
+
+def test_append_many_splits_big_batches_in_the_helper(tmp_path):
+    rows = _rows(2 * BULK_MIN_DOCS, seed=4)
+    with EventLog(tmp_path / "h.db", index_options={"doc_model": MODEL}) as log:
+        log.search("warm")
+        log.append_many(rows)
+        splitter = log.index._bulk._splitter
+        assert splitter is not None and not splitter.failed and splitter._proc.poll() is None
+        proc = splitter._proc
+        assert [h.seq for h in log.search("apple river", k=5)]
+    assert proc.poll() is not None                                   # closed with the log

@@ -38,3 +38,22 @@ def test_stem_cache_stays_bounded_and_every_call_gets_all_its_stems(monkeypatch)
         assert set(stems) == words and stems["running"] == "run" and stems["cats"] == "cat"
         assert len(tok._stems) <= SHARDS * 3
     assert tok.terms("The cats were running") == ["cat", "were", "run"]
+
+
+def test_append_vocab_keeps_exactly_the_vouched_lines(tmp_path):
+    from scroll.search.store import append_vocab
+
+    def lines():
+        return (tmp_path / "vocab.txt").read_text(encoding="utf-8").splitlines()
+
+    append_vocab(tmp_path, 0, ["apple", "pear"])
+    append_vocab(tmp_path, 2, ["plum"])                      # as this process left it: no re-read
+    assert lines() == ["apple", "pear", "plum"]
+    with open(tmp_path / "vocab.txt", "ab") as fh:           # a crash mid-append left a partial line
+        fh.write(b"half")
+    append_vocab(tmp_path, 3, ["fig"])
+    assert lines() == ["apple", "pear", "plum", "fig"]
+    (tmp_path / "vocab.txt").unlink()                        # another process rebuilt the index
+    (tmp_path / "vocab.txt").write_text("zeta\néta\nkiwi\nlime\n", encoding="utf-8")
+    append_vocab(tmp_path, 2, ["date"])                      # its manifest vouches for 2 lines
+    assert lines() == ["zeta", "éta", "date"]

@@ -20,23 +20,25 @@ the concatenation of identifier_parts of its words (tests check both on every be
 """
 from __future__ import annotations
 
-import re
+import logging
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
 
 import numpy as np
 
-from .documents import DocModel, IndexDoc, field_value, identifier_parts
+from .documents import DocModel, IndexDoc, field_value
+from .splitter import Job, Splitter, SplitterError
 from .tokens import Tokenizer, _chunks, _split
 from .vocab import Vocabulary
+from .words import analyse
 
 
-_ONE_WORD = re.compile(r"\w\w+").fullmatch   # a word as the text's split gives it (parts texts are not)
+logger = logging.getLogger(__name__)
 
 
 @dataclass
 class BatchPostings:
-    terms: np.ndarray   # int64, sorted by (doc, term)
+    terms: np.ndarray   # int64, sorted by (term, doc)
     docs: np.ndarray    # int64, local doc numbers 0..n-1
     tfs: np.ndarray     # int64, BM25F-weighted term frequencies
     dls: np.ndarray     # int64, weighted document lengths (an empty document counts 1)
@@ -50,11 +52,11 @@ class _Ragged:
         self.starts = np.zeros(0, dtype=np.int64)
         self.flat = np.zeros(0, dtype=np.int64)
 
-    def extend(self, rows: list[list[int]]) -> None:
-        lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    def extend(self, lens, ids: np.ndarray) -> None:
+        lens = np.asarray(lens, dtype=np.int64)
         self.starts = np.concatenate([self.starts, len(self.flat) + np.cumsum(lens) - lens])
         self.lens = np.concatenate([self.lens, lens])
-        self.flat = np.concatenate([self.flat, np.fromiter(chain.from_iterable(rows), dtype=np.int64)])
+        self.flat = np.concatenate([self.flat, ids])
 
     def gather(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(the rows of `words` concatenated, each word's row length)."""
@@ -67,23 +69,21 @@ class _Ragged:
 
 
 class _Words:
-    """Every distinct word (as written) seen by this process -> its number, and per number the
-    term ids of the word (`text`) and of its identifier words (`parts`)."""
+    """Every distinct word (as written) numbered so far -> per number the term ids of the word
+    (`text`) and of its identifier words (`parts`). Local numbering uses `number`; with the
+    splitter, the helper numbers and `add_analysed` gets its words' analyses in its order."""
 
     def __init__(self, tok: Tokenizer, vocab: Vocabulary):
         self.tok, self.vocab = tok, vocab
-        self.number: Vocabulary = {}
+        self.number: dict[str, int] = {}
         self.text, self.parts = _Ragged(), _Ragged()
 
-    def _rows(self, texts: list[str]) -> list[list[int]]:
-        """Term ids of each text (lower-cased, split, stopwords dropped, stemmed in one call)."""
-        stop, vocab = self.tok._stop, self.vocab
-        # an ASCII word lower-cases to itself as one token; only other words need the re-split
-        tokens = [([] if (low := x.lower()) in stop else [low]) if x.isascii() and _ONE_WORD(x)
-                  else [t for t in _split(x.lower()) if t not in stop] for x in texts]
-        stems = self.tok._stem_all(set(chain.from_iterable(tokens)))
-        term_id = vocab.id
-        return [[term_id(stems[t]) for t in row] for row in tokens]
+    def add_analysed(self, analysed: tuple[list[str], list[int], list[str], list[int]]) -> None:
+        """Rows for the next words, from `words.analyse` (their terms become term ids here)."""
+        terms, lens, part_terms, part_lens = analysed
+        ids = self.vocab.ids(terms + part_terms)
+        self.text.extend(lens, ids[:len(terms)])
+        self.parts.extend(part_lens, ids[len(terms):])
 
     def numbers(self, flat: list[str]) -> np.ndarray:
         """The word number of every word in `flat`; new words are analysed first."""
@@ -94,34 +94,114 @@ class _Words:
             new = list(dict.fromkeys(compress(flat, mask)))
             base = len(self.number)
             self.number.update(zip(new, range(base, base + len(new))))
-            self.text.extend(self._rows(new))
-            self.parts.extend(self._rows([identifier_parts(w) for w in new]))
+            self.add_analysed(analyse(new, self.tok._stemmer.stemWords))
             nums[new_at] = np.fromiter(map(self.number.__getitem__, compress(flat, mask)), dtype=np.int64,
                                        count=int(new_at.sum()))
         return nums
 
 
+@dataclass
+class _Presplit:
+    """A batch sent to the splitter ahead of indexing (`BulkTokens.presplit`)."""
+
+    texts: list[str]
+    pieces: np.ndarray     # pieces sent per text (a text over 1 MiB goes as its chunks)
+    job: Job
+    cursor: int = 0        # where the next slice of the batch is expected
+
+
 class BulkTokens:
+    """Word numbering is local (`_Words.numbers`) until `presplit` is first called; from then on
+    the splitter process numbers every word (one numbering at a time: switching starts a new
+    word table). A failing splitter is closed and the process goes back to local numbering."""
+
     def __init__(self, tok: Tokenizer):
         self.tok = tok
         self._words: _Words | None = None
+        self._splitter: Splitter | None = None
+        self._pre: _Presplit | None = None
+        self._remote_ok = True
 
     def _table(self, vocab: Vocabulary) -> _Words:
         if self._words is None or self._words.vocab is not vocab:   # a reloaded index has another vocabulary
-            self._words = _Words(self.tok, vocab)
+            self._reset(vocab)
         return self._words
+
+    def _reset(self, vocab: Vocabulary) -> None:
+        """A fresh word table; the splitter's numbering belonged to the old one: it goes too."""
+        self._words, self._pre = _Words(self.tok, vocab), None
+        if self._splitter is not None:
+            self._splitter.close()
+            self._splitter = None
+
+    def close(self) -> None:
+        self._pre = None
+        if self._splitter is not None:
+            self._splitter.close()
+            self._splitter = None
+
+    def presplit(self, texts: list[str], vocab: Vocabulary) -> None:
+        """Start splitting a batch that is about to be indexed, in the helper process, while the
+        caller does other work (the commit); `postings` over docs holding these very text objects,
+        or a contiguous run of them, then uses the answer."""
+        table = self._table(vocab)
+        if not self._remote_ok:
+            return
+        if self._splitter is None:
+            if table.number:               # words already numbered locally: start a new table
+                self._reset(vocab)
+            words = self._words
+            self._splitter = Splitter(on_new=words.add_analysed)
+        pieces, per = _pieces(texts)
+        try:
+            self._pre = _Presplit(texts, per, self._splitter.submit(pieces))
+        except SplitterError as e:
+            self._give_up(vocab, e)
+
+    def _give_up(self, vocab: Vocabulary, e: Exception) -> None:
+        logger.warning("bulk indexing: the splitter process failed (%s); splitting in process from now on", e)
+        self._remote_ok = False
+        self._reset(vocab)
+
+    def _remote(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        pre, at = self._pre, None
+        if pre is not None and texts:
+            first = texts[0]
+            at = next((i for i in range(pre.cursor, len(pre.texts)) if pre.texts[i] is first), None)
+            if at is not None and (at + len(texts) > len(pre.texts)
+                                   or any(a is not b for a, b in zip(pre.texts[at:at + len(texts)], texts))):
+                at = None
+        if at is None:                     # not the batch sent ahead: ask now and wait
+            pieces, per = _pieces(texts)
+            pre, at = _Presplit(texts, per, self._splitter.submit(pieces)), 0
+        else:
+            pre.cursor = at + len(texts)
+        _new, nums, lens = pre.job.result()
+        piece_end = np.concatenate([[0], np.cumsum(pre.pieces)])
+        words_end = np.concatenate([[0], np.cumsum(np.frombuffer(lens, dtype=np.int64))])
+        lo, hi = words_end[piece_end[at]], words_end[piece_end[at + len(texts)]]
+        per_piece = np.diff(words_end[piece_end[at]:piece_end[at + len(texts)] + 1])
+        per_text = np.add.reduceat(per_piece, piece_end[at:at + len(texts)] - piece_end[at]) if len(texts) else per_piece
+        return np.frombuffer(nums, dtype=np.int32)[lo:hi].astype(np.int64), per_text.astype(np.int64)
 
     def _split(self, texts: list[str], vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
         """(word numbers of every word of every text, words per text)."""
+        table = self._table(vocab)
+        if self._splitter is not None:
+            try:
+                return self._remote(texts)
+            except SplitterError as e:
+                self._give_up(vocab, e)
+                table = self._words
         per = [_split(t) if len(t) <= (1 << 20) else list(chain.from_iterable(map(_split, _chunks(t))))
                for t in texts]
         lens = np.fromiter(map(len, per), dtype=np.int64, count=len(per))
-        return self._table(vocab).numbers(list(chain.from_iterable(per))), lens
+        return table.numbers(list(chain.from_iterable(per))), lens
 
-    def _ids(self, texts: list[str], vocab: Vocabulary, rows: str = "text") -> tuple[np.ndarray, np.ndarray]:
-        """(term ids of the texts' words, or of their identifier words (`rows="parts"`); ids per text)."""
+    def _ids(self, texts: list[str], vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+        """(term ids of the texts' words, ids per text)."""
         nums, lens = self._split(texts, vocab)
-        ids, per_word = getattr(self._words, rows).gather(nums)
+        ids, per_word = self._words.text.gather(nums)
         return ids, _per_text(per_word, lens)
 
     def _field_ids(self, docs: list[IndexDoc], field: str, use: np.ndarray, vocab: Vocabulary,
@@ -164,7 +244,8 @@ class BulkTokens:
         n = len(docs)
         everyone = np.arange(n)
         nums, words = self._split([d.text for d in docs], vocab)      # text first: prev and parts reuse it
-        t_ids, per_word = self._words.text.gather(nums)
+        table = self._words           # the numbering of `nums` (a later split may fall back to a new one)
+        t_ids, per_word = table.text.gather(nums)
         t_lens = _per_text(per_word, words)
         text = (t_ids, t_lens, np.cumsum(t_lens) - t_lens)
         t_doc = np.repeat(everyone, t_lens)
@@ -176,7 +257,7 @@ class BulkTokens:
             if f == "text":
                 ids, doc_of = t_ids, t_doc
             elif f == "parts":
-                ids, per_word = self._words.parts.gather(nums)
+                ids, per_word = table.parts.gather(nums)
                 doc_of = np.repeat(everyone, _per_text(per_word, words))
             else:
                 use = everyone
@@ -191,10 +272,24 @@ class BulkTokens:
         ids = np.concatenate(all_ids)
         doc_of = np.concatenate(all_docs)
         wts = np.concatenate(all_w)
-        width = max(len(vocab), 1)
-        keys, inv = np.unique(doc_of * width + ids, return_inverse=True)
+        # one sort by (term, doc): the segment's posting order, so write_segment's stable sort by
+        # term meets sorted input
+        width = max(n, 1)
+        keys, inv = np.unique(ids * width + doc_of, return_inverse=True)
         tfs = np.bincount(inv, weights=wts, minlength=len(keys)).astype(np.int64)
-        return BatchPostings(keys % width, keys // width, tfs, dls)
+        return BatchPostings(keys // width, keys % width, tfs, dls)
+
+
+def _pieces(texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """The texts as the splitter gets them (one over 1 MiB as its `_chunks`), and pieces per text."""
+    if all(len(t) <= (1 << 20) for t in texts):
+        return texts, np.ones(len(texts), dtype=np.int64)
+    pieces, per = [], []
+    for t in texts:
+        chunks = [t] if len(t) <= (1 << 20) else list(_chunks(t))
+        pieces.extend(chunks)
+        per.append(len(chunks))
+    return pieces, np.asarray(per, dtype=np.int64)
 
 
 def _per_text(per_word: np.ndarray, words: np.ndarray) -> np.ndarray:

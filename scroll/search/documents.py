@@ -1,12 +1,13 @@
 """What gets indexed for an event, and the structured filters of a search."""
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import numpy as np
+
+from .words import identifier_parts  # noqa: F401 - re-exported (the index, the FTS5 peer)
 
 
 @dataclass(frozen=True)
@@ -123,32 +124,6 @@ def field_value(doc: "IndexDoc", field: str) -> str:
     if field == "parts":
         return identifier_parts(doc.text)
     return getattr(doc, field)
-
-
-# An identifier is one bm25s token ("metrics_exporter", "computeInvoiceTotal"); the `parts`
-# field holds its words ("metrics exporter", "compute Invoice Total") so that a question in
-# plain words finds tool output and code. The text field keeps bm25s's tokens unchanged.
-_CORE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]|[a-z][A-Z]")   # what makes a token an identifier
-_WORD = re.compile(r"\w+")
-_WORD_CHAR = re.compile(r"\w")
-_PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-
-
-def identifier_parts(text: str) -> str:
-    """The words inside snake_case / camelCase identifiers of `text` ('' if it has none).
-    Linear: the regex finds identifier cores, and each core is widened to its token."""
-    out: list[str] = []
-    end = -1
-    for m in _CORE.finditer(text):
-        if m.start() < end:                  # inside an identifier already taken
-            continue
-        start = m.start()
-        while start > 0 and _WORD_CHAR.match(text, start - 1):
-            start -= 1
-        token = _WORD.match(text, start)
-        end = token.end()
-        out.extend(_PIECE.findall(token.group(0)))
-    return " ".join(out)
 
 
 def month_year(time: str) -> str:

@@ -300,6 +300,16 @@ class SearchIndex:
         docs = [d for d in docs if d.seq > self.seen_seq]
         self._add_docs(docs)
 
+    def presplit(self, texts: list[str]) -> None:
+        """The texts of a batch about to be `add`ed (EventLog.append_many calls this before its
+        commit): a big batch starts being split into words in the helper process meanwhile."""
+        if not self.readonly and len(texts) >= BULK_MIN_DOCS:
+            self._bulk.presplit(texts, self.vocab)
+
+    def close(self) -> None:
+        """Stop the splitter process, if any (the index stays usable: it restarts on demand)."""
+        self._bulk.close()
+
     def _with_prev(self, docs: list[IndexDoc], last: dict[str, str]) -> list[IndexDoc]:
         """The docs with their session's previous turn filled in; `last` (session -> latest
         indexed text) is updated as they go."""

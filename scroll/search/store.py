@@ -56,22 +56,34 @@ def write_manifest(path: Path, header: dict, segments: list, covered_seq: int, v
     return stamp
 
 
+# vocab.txt as this process last left it: path -> (lines, (inode, size, mtime)). While the file
+# is untouched since, its first `lines` lines end at `size`: the next append need not re-read them.
+_LEFT: dict[str, tuple[int, tuple[int, int, int]]] = {}
+
+
 def append_vocab(path: Path, persisted: int, new_terms: list[str]) -> None:
     """vocab.txt := its first `persisted` lines + new_terms (term-id order)."""
     with open(path / "vocab.txt", "a+b") as fh:
-        fh.seek(0)
-        # drop anything past what the manifest vouches for (a crash mid-append)
-        keep, count = 0, 0
-        for line in fh:
-            if count == persisted:
-                break
-            keep += len(line)
-            count += 1
+        st = os.fstat(fh.fileno())
+        left = _LEFT.get(str(path))
+        if left == (persisted, (st.st_ino, st.st_size, st.st_mtime_ns)):
+            keep = st.st_size
+        else:
+            fh.seek(0)
+            # drop anything past what the manifest vouches for (a crash mid-append)
+            keep, count = 0, 0
+            for line in fh:
+                if count == persisted:
+                    break
+                keep += len(line)
+                count += 1
         fh.truncate(keep)
         fh.seek(keep)
         fh.write("".join(t + "\n" for t in new_terms).encode("utf-8"))
         fh.flush()
         os.fsync(fh.fileno())
+        st = os.fstat(fh.fileno())
+        _LEFT[str(path)] = (persisted + len(new_terms), (st.st_ino, st.st_size, st.st_mtime_ns))
 
 
 @contextmanager

@@ -12,9 +12,9 @@ import re
 from collections import Counter
 
 from .vocab import SHARDS, ShardedDict
+from .words import STOPWORDS_EN, TOKEN_PATTERN  # noqa: F401 - re-exported
+from .words import split as _split
 
-TOKEN_PATTERN = r"(?u)\b\w\w+\b"
-_split = re.compile(TOKEN_PATTERN).findall
 # Question words dropped from QUERIES (not documents): "when did I adopt Rocket" should not
 # rank events by "when" and "did". Measured in issue 2 (bm25s feature tuning); kept by `scroll bench tune` (issue 13).
 QUESTION_WORDS = frozenset(("what when where who which why how did does do is was has have would could "
@@ -22,13 +22,6 @@ QUESTION_WORDS = frozenset(("what when where who which why how did does do is wa
 _CHUNK = 1 << 20  # characters per chunk for big texts
 _STEM_CACHE_MAX = 2_000_000
 _SHARD_MAX = _STEM_CACHE_MAX // SHARDS
-
-
-# bm25s 0.3's English stopwords (`bm25s.stopwords.STOPWORDS_EN`), copied so that searching
-# does not import bm25s (which pulls in numba: ~0.6 s per process). A test checks they match.
-STOPWORDS_EN = ("a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
-                "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
-                "they", "this", "to", "was", "will", "with")
 
 
 class Tokenizer:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
+import numpy as np
+
 SHARDS = 64
 _MASK = SHARDS - 1
 
@@ -79,6 +81,18 @@ class Vocabulary:
             tid = d[term] = len(self.terms)
             self.terms.append(term)
         return tid
+
+    def ids(self, terms: list[str]) -> np.ndarray:
+        """The ids of `terms` (new ones added in order), as an int64 array."""
+        shards, out, known = self._ids.shards(), [], self.terms
+        for t in terms:
+            d = shards[hash(t) & _MASK]
+            tid = d.get(t)
+            if tid is None:
+                tid = d[t] = len(known)
+                known.append(t)
+            out.append(tid)
+        return np.asarray(out, dtype=np.int64)
 
     def __contains__(self, term: str) -> bool:
         return term in self._ids

@@ -1,0 +1,184 @@
+"""Splitting texts into words on the other core: the first step of bulk indexing, in a helper process.
+
+    sp = Splitter()                      # the helper starts on first use
+    job = sp.submit(texts)               # sends the texts and returns at once
+    ...                                  # (the caller commits the events to SQLite meanwhile)
+    analysed, nums, lens = job.result()  # the analyses of words new to the helper, word numbers, words per text
+    sp.close()
+
+Bulk indexing (`bulk.py`) spends about half of an import splitting texts with the token regex,
+numbering their distinct words and analysing the new ones (lower-case, stopwords, stem); that is
+pure Python holding the GIL, so a thread would not run beside the SQLite inserts, a process does.
+The helper is this file run by path (`python -I`), with `words.py` loaded by path and PyStemmer:
+nothing else of the project. It reads length-prefixed pickled lists of texts on stdin and answers
+each with (`words.analyse` of the words new to it, in first-seen order; the word number of every
+word, int32; words per text). It numbers words 0, 1, 2, ... in the order it first saw them, so
+the parent appends rows for the new words to its own table in the same order and both agree on
+every number; term ids stay the parent's. Texts are split exactly as `tokens._split` does (the
+parent cuts texts over 1 MiB with `tokens._chunks` before sending, as the local path does).
+
+The helper ends when its stdin closes (the parent closed it, or died). If it fails, `result()`
+raises SplitterError and the caller falls back to splitting in process (with a fresh table).
+"""
+from __future__ import annotations
+
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+from array import array
+from itertools import chain
+
+_HEAD = struct.Struct("<Q")
+
+
+class SplitterError(RuntimeError):
+    """The helper process is gone or answered nonsense."""
+
+
+class Job:
+    """One request in flight; `result()` waits for its answer (requests are answered in order)."""
+
+    def __init__(self, splitter: "Splitter", texts: list[str]):
+        self.splitter, self.texts = splitter, texts
+        self._answer: tuple | None = None
+
+    def result(self) -> tuple[tuple, array, array]:
+        if self._answer is None:
+            self._answer = self.splitter._receive(self)
+        return self._answer
+
+
+class Splitter:
+    """`on_new(words)` is called with each answer's new words in the order the helper numbered
+    them (answers are read in request order), before anyone gets the answer."""
+
+    def __init__(self, on_new):
+        self.on_new = on_new
+        self._proc: subprocess.Popen | None = None
+        self._pending: list[Job] = []
+        self._lock = threading.Lock()
+        self.failed = False
+
+    def _start(self) -> subprocess.Popen:
+        if self._proc is None:
+            self._proc = subprocess.Popen([sys.executable, "-I", __file__], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+        return self._proc
+
+    def submit(self, texts: list[str]) -> Job:
+        """Send `texts` (each <= 1 MiB) to the helper; raises SplitterError if it cannot."""
+        with self._lock:
+            if self.failed:
+                raise SplitterError("the splitter failed earlier")
+            job = Job(self, texts)
+            try:
+                _write(self._start().stdin, pickle.dumps(texts, protocol=pickle.HIGHEST_PROTOCOL))
+            except (OSError, ValueError) as e:
+                self._fail()
+                raise SplitterError(f"could not send to the splitter: {e}") from None
+            self._pending.append(job)
+            return job
+
+    def _receive(self, job: Job) -> tuple[tuple, array, array]:
+        with self._lock:
+            if job._answer is not None:
+                return job._answer
+            while self._pending:
+                first = self._pending[0]
+                try:
+                    analysed, nums_b, lens_b = pickle.loads(_read(self._proc.stdout))
+                    nums, lens = array("i"), array("q")
+                    nums.frombytes(nums_b)
+                    lens.frombytes(lens_b)
+                except Exception as e:  # noqa: BLE001 - whatever broke, the helper is unusable now
+                    self._fail()
+                    raise SplitterError(f"the splitter failed: {type(e).__name__}: {e}") from None
+                if len(lens) != len(first.texts) or sum(lens) != len(nums):
+                    self._fail()
+                    raise SplitterError("the splitter's answer does not match its request")
+                self.on_new(analysed)
+                first._answer = (analysed, nums, lens)
+                self._pending.pop(0)
+                if first is job:
+                    return job._answer
+            raise SplitterError("no answer pending for this request")
+
+    def _fail(self) -> None:
+        self.failed = True
+        self._pending.clear()
+        self.close()
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+
+def _write(fh, data: bytes) -> None:
+    fh.write(_HEAD.pack(len(data)))
+    view = memoryview(data)
+    while view:
+        n = fh.write(view)
+        view = view[n:]
+    fh.flush()
+
+
+def _read_exact(fh, n: int) -> bytes:
+    parts, left = [], n
+    while left:
+        chunk = fh.read(left)
+        if not chunk:
+            raise EOFError("the other side closed the pipe")
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _read(fh) -> bytes:
+    (n,) = _HEAD.unpack(_read_exact(fh, _HEAD.size))
+    return _read_exact(fh, n)
+
+
+def _serve() -> None:
+    """The helper's loop: answer each request until stdin closes."""
+    import importlib.util
+    import os
+
+    import Stemmer
+
+    spec = importlib.util.spec_from_file_location("scroll_words", os.path.join(os.path.dirname(__file__), "words.py"))
+    words = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(words)
+    split, stem_words = words.split, Stemmer.Stemmer("english").stemWords
+    number: dict[str, int] = {}
+    rin, wout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            texts = pickle.loads(_read(rin))
+        except EOFError:
+            return
+        per = [split(t) for t in texts]
+        lens = array("q", map(len, per))
+        flat = list(chain.from_iterable(per))
+        base = len(number)
+        new = [w for w in dict.fromkeys(flat) if w not in number]
+        number.update(zip(new, range(base, base + len(new))))
+        nums = array("i", map(number.__getitem__, flat))
+        answer = (words.analyse(new, stem_words), nums.tobytes(), lens.tobytes())
+        _write(wout, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+if __name__ == "__main__":
+    _serve()
