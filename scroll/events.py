@@ -244,7 +244,7 @@ class EventLog:
         if not isinstance(meta, dict):
             raise TypeError(f"meta must be a dict, not {type(meta).__name__}")
         try:
-            meta_json = json.dumps(meta, ensure_ascii=False, allow_nan=False, sort_keys=True)
+            meta_json = json.dumps(meta, ensure_ascii=False, allow_nan=False, sort_keys=True) if meta else "{}"
         except (TypeError, ValueError) as e:
             raise ValueError(f"meta is not JSON-serializable: {e}") from None
         try:

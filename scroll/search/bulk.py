@@ -21,6 +21,7 @@ the concatenation of identifier_parts of its words (tests check both on every be
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
 
@@ -102,107 +103,126 @@ class _Words:
 
 @dataclass
 class _Presplit:
-    """A batch sent to the splitter ahead of indexing (`BulkTokens.presplit`)."""
+    """A batch whose first `sent` texts went to the splitter ahead of indexing (`presplit`)."""
 
     texts: list[str]
+    sent: int
     pieces: np.ndarray     # pieces sent per text (a text over 1 MiB goes as its chunks)
     job: Job
     cursor: int = 0        # where the next slice of the batch is expected
 
 
 class BulkTokens:
-    """Word numbering is local (`_Words.numbers`) until `presplit` is first called; from then on
-    the splitter process numbers every word (one numbering at a time: switching starts a new
-    word table). A failing splitter is closed and the process goes back to local numbering."""
+    """Words are numbered in two tables: `_local` (here) and `_remote` (by the splitter process,
+    for the share of a presplit batch sent to it). `presplit` sends the first `share` of a batch
+    to the helper; `postings` splits the rest here meanwhile, then takes the helper's answer.
+    `share` follows the measured balance (down when this process waited for the helper, up when
+    it did not), so both cores finish about together. A failing splitter is closed, and from
+    then on everything is split here."""
+
+    SHARE_MIN, SHARE_MAX, SHARE_STEP, WAIT_S = 0.2, 0.95, 0.05, 0.02
 
     def __init__(self, tok: Tokenizer):
         self.tok = tok
-        self._words: _Words | None = None
+        self._vocab: Vocabulary | None = None
+        self._local: _Words | None = None
+        self._remote: _Words | None = None
         self._splitter: Splitter | None = None
         self._pre: _Presplit | None = None
         self._remote_ok = True
+        self.share = 0.7
 
     def _table(self, vocab: Vocabulary) -> _Words:
-        if self._words is None or self._words.vocab is not vocab:   # a reloaded index has another vocabulary
-            self._reset(vocab)
-        return self._words
-
-    def _reset(self, vocab: Vocabulary) -> None:
-        """A fresh word table; the splitter's numbering belonged to the old one: it goes too."""
-        self._words, self._pre = _Words(self.tok, vocab), None
-        if self._splitter is not None:
-            self._splitter.close()
-            self._splitter = None
+        if self._vocab is not vocab:      # a reloaded index has another vocabulary: new tables
+            self.close()
+            self._vocab, self._local = vocab, _Words(self.tok, vocab)
+        return self._local
 
     def close(self) -> None:
-        self._pre = None
+        self._pre, self._remote = None, None
         if self._splitter is not None:
             self._splitter.close()
             self._splitter = None
 
     def presplit(self, texts: list[str], vocab: Vocabulary) -> None:
-        """Start splitting a batch that is about to be indexed, in the helper process, while the
-        caller does other work (the commit); `postings` over docs holding these very text objects,
-        or a contiguous run of them, then uses the answer."""
-        table = self._table(vocab)
+        """Start splitting the first `share` of a batch that is about to be indexed, in the
+        helper process, while the caller does other work (the commit); `postings` over docs
+        holding these very text objects, or a contiguous run of them, then uses the answer."""
+        self._table(vocab)
         if not self._remote_ok:
             return
         if self._splitter is None:
-            if table.number:               # words already numbered locally: start a new table
-                self._reset(vocab)
-            words = self._words
-            self._splitter = Splitter(on_new=words.add_analysed)
-        pieces, per = _pieces(texts)
+            self._remote = _Words(self.tok, vocab)
+            self._splitter = Splitter(on_new=self._remote.add_analysed)
+        sent = max(1, round(self.share * len(texts)))
+        pieces, per = _pieces(texts[:sent])
         try:
-            self._pre = _Presplit(texts, per, self._splitter.submit(pieces))
+            self._pre = _Presplit(texts, sent, per, self._splitter.submit(pieces))
         except SplitterError as e:
-            self._give_up(vocab, e)
+            self._give_up(e)
 
-    def _give_up(self, vocab: Vocabulary, e: Exception) -> None:
+    def _give_up(self, e: Exception) -> None:
         logger.warning("bulk indexing: the splitter process failed (%s); splitting in process from now on", e)
         self._remote_ok = False
-        self._reset(vocab)
+        self.close()
 
-    def _remote(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        pre, at = self._pre, None
-        if pre is not None and texts:
-            first = texts[0]
-            at = next((i for i in range(pre.cursor, len(pre.texts)) if pre.texts[i] is first), None)
-            if at is not None and (at + len(texts) > len(pre.texts)
-                                   or any(a is not b for a, b in zip(pre.texts[at:at + len(texts)], texts))):
-                at = None
-        if at is None:                     # not the batch sent ahead: ask now and wait
-            pieces, per = _pieces(texts)
-            pre, at = _Presplit(texts, per, self._splitter.submit(pieces)), 0
-        else:
-            pre.cursor = at + len(texts)
-        _new, nums, lens = pre.job.result()
+    def _presplit_run(self, texts: list[str]) -> tuple[_Presplit, int] | None:
+        """(the presplit batch, where `texts` starts in it) if `texts` is a contiguous run of it."""
+        pre = self._pre
+        if pre is None or not texts:
+            return None
+        first = texts[0]
+        at = next((i for i in range(pre.cursor, len(pre.texts)) if pre.texts[i] is first), None)
+        if at is None or at + len(texts) > len(pre.texts) or any(
+                a is not b for a, b in zip(pre.texts[at:at + len(texts)], texts)):
+            return None
+        pre.cursor = at + len(texts)
+        return pre, at
+
+    def _answer(self, pre: _Presplit, at: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Word numbers and words per text of pre.texts[at:at + n] (all sent) from the helper;
+        the wait, if any, moves `share`."""
+        t0 = time.perf_counter()
+        _, nums, lens = pre.job.result()
+        waited = time.perf_counter() - t0
+        if pre.cursor >= pre.sent:        # the batch's answer is used up: rebalance once per batch
+            step = -self.SHARE_STEP if waited > self.WAIT_S else self.SHARE_STEP
+            self.share = min(self.SHARE_MAX, max(self.SHARE_MIN, self.share + step))
         piece_end = np.concatenate([[0], np.cumsum(pre.pieces)])
         words_end = np.concatenate([[0], np.cumsum(np.frombuffer(lens, dtype=np.int64))])
-        lo, hi = words_end[piece_end[at]], words_end[piece_end[at + len(texts)]]
-        per_piece = np.diff(words_end[piece_end[at]:piece_end[at + len(texts)] + 1])
-        per_text = np.add.reduceat(per_piece, piece_end[at:at + len(texts)] - piece_end[at]) if len(texts) else per_piece
+        lo, hi = words_end[piece_end[at]], words_end[piece_end[at + n]]
+        per_piece = np.diff(words_end[piece_end[at]:piece_end[at + n] + 1])
+        per_text = np.add.reduceat(per_piece, piece_end[at:at + n] - piece_end[at])
         return np.frombuffer(nums, dtype=np.int32)[lo:hi].astype(np.int64), per_text.astype(np.int64)
 
-    def _split(self, texts: list[str], vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
-        """(word numbers of every word of every text, words per text)."""
-        table = self._table(vocab)
-        if self._splitter is not None:
-            try:
-                return self._remote(texts)
-            except SplitterError as e:
-                self._give_up(vocab, e)
-                table = self._words
+    def _split_here(self, texts: list[str]) -> tuple[_Words, np.ndarray, np.ndarray]:
         per = [_split(t) if len(t) <= (1 << 20) else list(chain.from_iterable(map(_split, _chunks(t))))
                for t in texts]
         lens = np.fromiter(map(len, per), dtype=np.int64, count=len(per))
-        return table.numbers(list(chain.from_iterable(per))), lens
+        return self._local, self._local.numbers(list(chain.from_iterable(per))), lens
+
+    def _split(self, texts: list[str], vocab: Vocabulary) -> list[tuple[_Words, np.ndarray, np.ndarray]]:
+        """Consecutive runs of `texts` as (word table, word numbers of their words, words per text)."""
+        self._table(vocab)
+        run = self._presplit_run(texts)
+        if run is None:
+            return [self._split_here(texts)]
+        pre, at = run
+        k = max(0, min(len(texts), pre.sent - at))          # how many of `texts` the helper has
+        here = [self._split_here(texts[k:])] if k < len(texts) else []   # ours first, while it works
+        if not k:
+            return here
+        try:
+            nums, lens = self._answer(pre, at, k)
+            return [(self._remote, nums, lens)] + here
+        except SplitterError as e:
+            self._give_up(e)
+            return [self._split_here(texts[:k])] + here
 
     def _ids(self, texts: list[str], vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
         """(term ids of the texts' words, ids per text)."""
-        nums, lens = self._split(texts, vocab)
-        ids, per_word = self._words.text.gather(nums)
-        return ids, _per_text(per_word, lens)
+        ids, per_text = _gather(self._split(texts, vocab), "text")
+        return ids, per_text
 
     def _field_ids(self, docs: list[IndexDoc], field: str, use: np.ndarray, vocab: Vocabulary,
                    text: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -243,10 +263,8 @@ class BulkTokens:
         already hold the previous turn (the caller knows the sessions)."""
         n = len(docs)
         everyone = np.arange(n)
-        nums, words = self._split([d.text for d in docs], vocab)      # text first: prev and parts reuse it
-        table = self._words           # the numbering of `nums` (a later split may fall back to a new one)
-        t_ids, per_word = table.text.gather(nums)
-        t_lens = _per_text(per_word, words)
+        runs = self._split([d.text for d in docs], vocab)         # text first: prev and parts reuse it
+        t_ids, t_lens = _gather(runs, "text")
         text = (t_ids, t_lens, np.cumsum(t_lens) - t_lens)
         t_doc = np.repeat(everyone, t_lens)
         all_ids, all_docs, all_w = [], [], []
@@ -257,8 +275,8 @@ class BulkTokens:
             if f == "text":
                 ids, doc_of = t_ids, t_doc
             elif f == "parts":
-                ids, per_word = table.parts.gather(nums)
-                doc_of = np.repeat(everyone, _per_text(per_word, words))
+                ids, per_text = _gather(runs, "parts")
+                doc_of = np.repeat(everyone, per_text)
             else:
                 use = everyone
                 if f == "prev" and model.prev_max_tokens:
@@ -290,6 +308,18 @@ def _pieces(texts: list[str]) -> tuple[list[str], np.ndarray]:
         pieces.extend(chunks)
         per.append(len(chunks))
     return pieces, np.asarray(per, dtype=np.int64)
+
+
+def _gather(runs: list[tuple[_Words, np.ndarray, np.ndarray]], rows: str) -> tuple[np.ndarray, np.ndarray]:
+    """The term ids (`rows`: "text" or "parts") of every word of the runs, and ids per text."""
+    ids, per_text = [], []
+    for table, nums, words in runs:
+        got, per_word = getattr(table, rows).gather(nums)
+        ids.append(got)
+        per_text.append(_per_text(per_word, words))
+    if not ids:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(ids), np.concatenate(per_text)
 
 
 def _per_text(per_word: np.ndarray, words: np.ndarray) -> np.ndarray:
