@@ -67,17 +67,19 @@ def test_bulk_fields_equal_the_tail_path_on_every_event(name):
     docs += [IndexDoc(len(docs) + 1, "z", "tool_result", "tool", "", t) for t in
              ("parseHTTPResponse() raised in http_client.py: user_id=None, retryCount 3, XMLHttpRequest",
               "İstanbul_Office camelCase_with_snake ID_42 a_b _x_ x__y ÀbcDef")]
-    vocab = Vocabulary()
-    bp = BulkTokens(Tokenizer()).postings(docs, DEFAULT_MODEL, vocab)
-    terms = dict(enumerate(vocab.terms))
-    ours = [Counter() for _ in docs]
-    for d, t, tf in zip(bp.docs.tolist(), bp.terms.tolist(), bp.tfs.tolist()):
-        ours[d][terms[t]] += tf
-    tok = Tokenizer()
-    for i, d in enumerate(docs):
-        want, length = DEFAULT_MODEL.counts(d, tok.counts)
-        assert ours[i] == +want, (name, d.text[:80])
-        assert bp.dls[i] == max(1, length)
+    separate = DocModel.of({"text": 4, "role": 2, "date": 2, "parts": 4}, scale=4, separate=("role", "date"))
+    for model in (DEFAULT_MODEL, separate):
+        vocab = Vocabulary()
+        bp = BulkTokens(Tokenizer()).postings(docs, model, vocab)
+        terms = dict(enumerate(vocab.terms))
+        ours = [Counter() for _ in docs]
+        for d, t, tf in zip(bp.docs.tolist(), bp.terms.tolist(), bp.tfs.tolist()):
+            ours[d][terms[t]] += tf
+        tok = Tokenizer()
+        for i, d in enumerate(docs):
+            want, length = model.counts(d, tok.counts)
+            assert ours[i] == +want, (name, model, d.text[:80])
+            assert bp.dls[i] == max(1, length)
 
 
 MODEL = DocModel((("text", 4), ("role", 1), ("date", 2), ("prev", 1)), scale=4, prev_max_tokens=15)

@@ -8,7 +8,7 @@ import pytest
 
 from scroll import EventLog
 from scroll.search import IndexDoc
-from scroll.search.documents import PREV_CHARS, document_text
+from scroll.search.documents import PREV_CHARS, document_text, identifier_parts
 from scroll.search.tokens import QUESTION_WORDS
 
 WORDS = ("apple banana cherry delta echo falcon garden harbor island jungle kettle lemon meadow "
@@ -114,11 +114,109 @@ def test_bm25f_weights_match_bm25s_over_fields_repeated_by_weight(tmp_path, flus
         assert ours == ref, query
 
 
+def _separate_model():
+    from scroll.search.documents import DocModel
+    return DocModel.of({"text": 4, "role": 2, "date": 3, "parts": 4}, scale=4, separate=("role", "date"))
+
+
+def _reference_separate(rows, query, model, k1, b):
+    """Scores by the formula, term by term: BM25F over text + parts (weights w / scale, one
+    saturation, the document's weighted length), plus each separate field on its own: weight
+    w_f / scale, raw tf, tf / (tf + k1), its own df."""
+    import math
+    from collections import Counter
+
+    from scroll.search.documents import field_value
+    from scroll.search.tokens import QUESTION_WORDS, Tokenizer
+    tok, w = Tokenizer(), dict(model.weights)
+    docs = [IndexDoc(i + 1, r["session"], "message", r["role"], r.get("time") or "", r["text"]) for i, r in enumerate(rows)]
+    bm, sep, dls = [], [], []
+    for d in docs:
+        c, length = Counter(), 0
+        for f in ("text", "parts"):
+            fc, n = tok.counts(field_value(d, f))
+            for t, x in fc.items():
+                c[t] += w[f] * x
+            length += w[f] * n
+        bm.append(c)
+        dls.append(max(length, 1))
+        sep.append({f: tok.counts(field_value(d, f))[0] for f in model.separate})
+    n, avgdl = len(docs), sum(dls) / len(dls)
+    q = Counter(tok.terms(query, QUESTION_WORDS))
+    q.update(tok.terms(identifier_parts(query), QUESTION_WORDS))
+
+    def idf(df):
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+    scores = [0.0] * n
+    for t, qtf in q.items():
+        df = sum(1 for c in bm if c[t])
+        for i, c in enumerate(bm):
+            if c[t]:
+                scores[i] += qtf * idf(df) * c[t] / (c[t] + k1 * model.scale * (1 - b + b * dls[i] / avgdl))
+        for f in model.separate:
+            df = sum(1 for s in sep if s[f][t])
+            for i, s in enumerate(sep):
+                tf = s[f][t]
+                if tf:
+                    scores[i] += qtf * (w[f] / model.scale) * idf(df) * tf / (tf + k1)
+    return {i + 1: x for i, x in enumerate(scores) if x > 0}
+
+
+@pytest.mark.parametrize("flush_docs", [10**6, 90])
+def test_separate_fields_score_by_the_formula(tmp_path, flush_docs):
+    from scroll.search import topk
+
+    model = _separate_model()
+    rows = _corpus(400, seed=21)
+    rng = random.Random(4)
+    for r in rows:
+        r["role"] = rng.choice(["Ann", "Bob Stone", "user", "Cy"])
+        r["time"] = f"2023-{rng.randint(1, 12):02d}-0{rng.randint(1, 9)}T10:00:00"
+    log = EventLog(tmp_path / "sep.db", index_options={"flush_docs": flush_docs, "doc_model": model})
+    log.append_many(rows[:200])
+    log.search("warm")
+    for r in rows[200:]:
+        log.append(**r)
+    idx = log.index
+    for i in range(40):
+        query = " ".join(rng.sample(WORDS[:20] + ["Ann", "Stone", "May", "2023", "Cy"], rng.randint(1, 4)))
+        want = _reference_separate(rows, query, model, idx.k1, idx.b)
+        got = dict(idx.search(query, k=400, exhaustive=True))
+        assert got.keys() == want.keys(), query
+        assert all(abs(got[s] - want[s]) < 1e-9 for s in want), query
+        old = topk.EXHAUSTIVE_POSTINGS
+        topk.EXHAUSTIVE_POSTINGS = 0
+        try:
+            assert idx.search(query, k=10) == idx.search(query, k=10, exhaustive=True), query
+        finally:
+            topk.EXHAUSTIVE_POSTINGS = old
+
+
+def test_a_separate_speaker_match_does_not_shrink_with_the_turn(tmp_path):
+    """BM25F damps a speaker match by the length of the turn; a separate field does not."""
+    from scroll.search.documents import DocModel
+
+    rows = [{"session": "c", "role": "Hugo", "text": "shellfish " + "filler words here " * 40},
+            {"session": "c", "role": "Hugo", "text": "shellfish today"}]
+    rows += [{"session": "c", "role": f"P{i}", "text": f"chatter {i}"} for i in range(30)]
+    for sep, name in (((), "plain"), (("role",), "apart")):
+        model = DocModel.of({"text": 4, "role": 2}, scale=4, separate=sep)
+        with EventLog(tmp_path / f"{name}.db", index_options={"doc_model": model}) as log:
+            log.append_many(rows)
+            speaker_only = {h.seq: h.score for h in log.search("Hugo", k=5)}
+            if sep:
+                assert speaker_only[1] == pytest.approx(speaker_only[2], rel=1e-12)
+            else:
+                assert speaker_only[1] < 0.5 * speaker_only[2]
+
+
 def test_doc_model_rejects_bad_weights(tmp_path):
     from scroll.search.documents import DocModel
 
     for bad in [dict(weights=(("txt", 1),)), dict(weights=(("text", 0),)), dict(weights=(("text", 1.5),)),
-                dict(weights=(("text", 1), ("text", 2))), dict(scale=0), dict(prev_max_tokens=-1)]:
+                dict(weights=(("text", 1), ("text", 2))), dict(scale=0), dict(prev_max_tokens=-1),
+                dict(separate=("text",)), dict(weights=(("text", 1),), separate=("role",)),
+                dict(separate=("role", "role"))]:
         with pytest.raises(ValueError):
             DocModel(**bad)
     log = EventLog(tmp_path / "bad.db", index_options={"doc_model": ("text",)})

@@ -27,7 +27,7 @@ from itertools import chain, compress, repeat
 
 import numpy as np
 
-from .documents import DocModel, IndexDoc, field_value
+from .documents import DocModel, IndexDoc, field_term, field_value
 from .splitter import Job, Splitter, SplitterError
 from .tokens import Tokenizer, _chunks, _split
 from .vocab import Vocabulary
@@ -224,6 +224,16 @@ class BulkTokens:
         ids, per_text = _gather(self._split(texts, vocab), "text")
         return ids, per_text
 
+    def _field_term_ids(self, docs: list[IndexDoc], field: str, vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, doc numbers) of a separate field's terms (`documents.field_term`); its values are
+        few (speakers, months), each tokenized once."""
+        values = [field_value(d, field) for d in docs]
+        rows = {v: [vocab.id(field_term(field, t)) for t in self.tok.terms(v)] for v in dict.fromkeys(values)}
+        per = [rows[v] for v in values]
+        lens = np.fromiter(map(len, per), dtype=np.int64, count=len(per))
+        return (np.fromiter(chain.from_iterable(per), dtype=np.int64, count=int(lens.sum())),
+                np.repeat(np.arange(len(docs)), lens))
+
     def _field_ids(self, docs: list[IndexDoc], field: str, use: np.ndarray, vocab: Vocabulary,
                    text: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
         """(ids, doc numbers) of one field over the docs in `use`. The previous turn is the
@@ -277,6 +287,12 @@ class BulkTokens:
             elif f == "parts":
                 ids, per_text = _gather(runs, "parts")
                 doc_of = np.repeat(everyone, per_text)
+            elif f in model.separate:       # field terms: raw tf, nothing added to the length
+                ids, doc_of = self._field_term_ids(docs, f, vocab)
+                all_ids.append(ids)
+                all_docs.append(doc_of)
+                all_w.append(np.ones(len(ids), dtype=np.int64))
+                continue
             else:
                 use = everyone
                 if f == "prev" and model.prev_max_tokens:

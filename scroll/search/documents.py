@@ -55,7 +55,13 @@ class DocModel:
     repeat each field w_f times, with k1 * scale: the tests' reference).
 
     `prev_max_tokens` > 0: the previous turn is indexed only with events whose own text has at
-    most that many tokens (a short reply needs its question; a 300-word message does not)."""
+    most that many tokens (a short reply needs its question; a 300-word message does not).
+
+    `separate`: short fields (speaker, month/year) scored on their own, as SQLite FTS5 scores a
+    column: their terms are indexed as field terms (`field_term`, raw tf, nothing added to the
+    document's length), and a query term also matches them, weighted w_f / scale, with their own
+    saturation and no length normalisation: tf / (tf + k1). In plain BM25F a speaker match is
+    damped by the length of what the speaker said; apart, it counts the same on a long turn."""
 
     # the default: `scroll bench tune` on the tune seeds of configs/recall-sets.yaml (issue 13;
     # results/bench/recall-tune-round{1,2}.json): the previous turn off, identifier words on,
@@ -63,6 +69,7 @@ class DocModel:
     weights: tuple[tuple[str, int], ...] = (("text", 4), ("role", 2), ("date", 2), ("parts", 4))
     scale: int = 4
     prev_max_tokens: int = 0
+    separate: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         names = [f for f, _ in self.weights]
@@ -73,19 +80,32 @@ class DocModel:
             raise ValueError("doc model: weights are integers >= 0, at least one > 0")
         if not isinstance(self.scale, int) or self.scale < 1 or self.prev_max_tokens < 0:
             raise ValueError("doc model: scale >= 1, prev_max_tokens >= 0")
+        bad = [f for f in self.separate if f not in SEPARABLE or f not in self.fields]
+        if bad or len(set(self.separate)) != len(self.separate):
+            raise ValueError(f"doc model: separate fields must be weighted fields among {SEPARABLE}, once each: {bad}")
 
     @classmethod
-    def of(cls, fields: tuple[str, ...] | Mapping[str, int], scale: int = 1, prev_max_tokens: int = 0) -> "DocModel":
+    def of(cls, fields: tuple[str, ...] | Mapping[str, int], scale: int = 1, prev_max_tokens: int = 0,
+           separate: tuple[str, ...] = ()) -> "DocModel":
         """From a field list (each weight 1) or a {field: weight} mapping."""
         items = tuple(fields.items()) if isinstance(fields, Mapping) else tuple((f, 1) for f in fields)
-        return cls(items, scale, prev_max_tokens)
+        return cls(items, scale, prev_max_tokens, tuple(separate))
 
     @property
     def fields(self) -> tuple[str, ...]:
         return tuple(f for f, w in self.weights if w)
 
+    @property
+    def separate_weights(self) -> tuple[tuple[str, float], ...]:
+        """(field, query-side weight w_f / scale) of each separate field."""
+        w = dict(self.weights)
+        return tuple((f, w[f] / self.scale) for f in self.separate)
+
     def spec(self) -> dict:
-        return {"weights": [list(x) for x in self.weights], "scale": self.scale, "prev_max_tokens": self.prev_max_tokens}
+        out = {"weights": [list(x) for x in self.weights], "scale": self.scale, "prev_max_tokens": self.prev_max_tokens}
+        if self.separate:     # absent when empty: the specs (and indexes) of earlier models stay valid
+            out["separate"] = list(self.separate)
+        return out
 
     def counts(self, doc: "IndexDoc", count: Callable[[str], tuple[Counter, int]]) -> tuple[Counter, int]:
         """The weighted term counts and length of `doc`; `count(text)` -> (Counter, tokens)."""
@@ -106,6 +126,10 @@ class DocModel:
                 c, n = count(field_value(doc, f))
                 if f == "text":
                     own = (c, n)
+            if f in self.separate:          # field terms, raw tf, no length
+                for t, k in c.items():
+                    total[field_term(f, t)] += k
+                continue
             if w == 1:
                 total.update(c)
             else:
@@ -116,6 +140,13 @@ class DocModel:
 
 
 FIELD_NAMES = ("text", "role", "date", "prev", "parts", "session", "kind")
+SEPARABLE = ("role", "date")
+_FIELD_MARK = {"role": "\x1fr", "date": "\x1fd"}   # no token holds \x1f: field terms never meet text terms
+
+
+def field_term(field: str, term: str) -> str:
+    """The index term of `term` in a separate field."""
+    return _FIELD_MARK[field] + term
 
 
 def field_value(doc: "IndexDoc", field: str) -> str:

@@ -42,8 +42,8 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from .documents import (DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters, IndexDoc, filter_mask,
-                        identifier_parts)
+from .documents import (DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters, IndexDoc, field_term,
+                        filter_mask, identifier_parts)
 from .bulk import BulkTokens
 from .segment import _FIELDS, Segment, merge_segments, write_segment
 from .store import append_vocab, dir_lock, manifest_stamp, read_manifest, write_manifest
@@ -54,6 +54,8 @@ from .vocab import Vocabulary
 
 BULK_MIN_DOCS = 1000  # a batch at least this big is written as a segment directly (bulk.py)
 FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: per-term pruning bounds
+# (separate fields need no new format: their terms are ordinary postings, and the doc model's
+# spec, part of the manifest's params, names them)
 logger = logging.getLogger(__name__)
 
 
@@ -85,6 +87,7 @@ class SearchIndex:
         self.doc_model = doc_model
         self.fields = doc_model.fields
         self.k1_eff = self.k1 * doc_model.scale  # postings hold scale * BM25F's weighted tf
+        self._separate = doc_model.separate_weights   # separate fields: raw tf, the plain k1, b = 0
         self._prev_text = prev_text or (lambda session, seq: "")
         self.query_drop = QUESTION_WORDS if drop_question_words else frozenset()
         self.flush_docs = int(flush_docs)
@@ -614,10 +617,11 @@ class SearchIndex:
         top = TopK(n, self._column("dl"), len_sum / n, self.k1_eff, self.b)
         offsets = self._static["offsets"] if self._static else []
         tails = self._tails()
-        for term, qtf in terms.items():
+
+        def add(term: str, qtf: float, **saturation) -> None:
             tid = self.vocab.get(term)
             if tid is None:
-                continue
+                return
             parts, df = [], 0
             for off, seg in zip(offsets, self.segments):
                 d, tf = seg.postings(tid)
@@ -629,7 +633,12 @@ class SearchIndex:
                 if part is not None:
                     parts.append(part)
                     df += len(part.docs)
-            top.add_term(qtf, df, parts)
+            top.add_term(qtf, df, parts, **saturation)
+
+        for term, qtf in terms.items():
+            add(term, qtf)
+            for field, weight in self._separate:      # its match in the speaker / month fields
+                add(field_term(field, term), qtf * weight, k1=self.k1, b=0.0)
         mask = None
         if filters is not None:
             mask = filter_mask(filters, n, lambda field, v: self._strings[field].get(v), self._column)

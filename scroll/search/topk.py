@@ -2,9 +2,11 @@
 
     top = TopK(n, dl, avgdl, k1, b)
     top.add_term(qtf, df, parts)           # parts: [Part(offset, docs, tfs, maxtf, mindl)]
+    top.add_term(0.5, df, parts, k1=1.2, b=0.0)   # a term with its own weight and saturation
     docs, scores = top.best(k, mask)       # global doc numbers, scores; best first, ties: caller
 
-A term's contribution to a document is `idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`,
+A term's contribution to a document is `idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))` (k1 and
+b the query's unless the term brings its own: a separate field's terms have b = 0),
 computed by one numpy expression everywhere (so a document's score is bit-identical whether
 it was found exhaustively or by lookups), summed over the query's terms in query order.
 
@@ -47,6 +49,8 @@ class _Term:
     parts: list[Part]
     bound: float
     postings: int
+    k1: float
+    b: float
 
 
 class TopK:
@@ -55,23 +59,25 @@ class TopK:
         self.terms: list[_Term] = []
         self.stats = {"mode": "", "postings": 0, "scored": 0, "probed": 0, "essential": 0, "rounds": 0}
 
-    def _w(self, idf: float, tf: np.ndarray, dl: np.ndarray) -> np.ndarray:
+    def _w(self, t: _Term, tf: np.ndarray, dl: np.ndarray) -> np.ndarray:
         tf = np.asarray(tf, dtype=np.float64)
-        return idf * tf / (tf + self.k1 * (1.0 - self.b + self.b * dl / self.avgdl))
+        return t.idf * tf / (tf + t.k1 * (1.0 - t.b + t.b * dl / self.avgdl))
 
-    def add_term(self, qtf: int, df: int, parts: list[Part]) -> None:
-        """One distinct query term (weighted by how often the query repeats it)."""
+    def add_term(self, qtf: float, df: int, parts: list[Part], *, k1: float | None = None,
+                 b: float | None = None) -> None:
+        """One distinct query term, weighted by `qtf` (how often the query repeats it, times a
+        field's weight); `k1`/`b`: its own saturation (default: the query's)."""
         if df == 0 or not parts:
             return
-        idf = qtf * math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
-        bound = 0.0
+        t = _Term(qtf * math.log(1.0 + (self.n - df + 0.5) / (df + 0.5)), parts, 0.0,
+                  sum(len(p.docs) for p in parts), self.k1 if k1 is None else k1, self.b if b is None else b)
         for p in parts:
             if p.maxtf is None:          # the tail: its exact maximum
-                w = self._w(idf, p.tfs, self.dl[p.docs.astype(np.int64) + p.offset])
-                bound = max(bound, float(w.max()) if len(w) else 0.0)
+                w = self._w(t, p.tfs, self.dl[p.docs.astype(np.int64) + p.offset])
+                t.bound = max(t.bound, float(w.max()) if len(w) else 0.0)
             else:
-                bound = max(bound, float(self._w(idf, np.array([p.maxtf]), np.array([float(p.mindl)]))[0]))
-        self.terms.append(_Term(idf, parts, bound, sum(len(p.docs) for p in parts)))
+                t.bound = max(t.bound, float(self._w(t, np.array([p.maxtf]), np.array([float(p.mindl)]))[0]))
+        self.terms.append(t)
 
     # ---------------------------------------------------------------- scoring
     def _dense(self, terms: list[_Term]) -> np.ndarray:
@@ -80,7 +86,7 @@ class TopK:
         for t in terms:
             for p in t.parts:
                 pos = p.docs.astype(np.int64) + p.offset
-                w_parts.append(self._w(t.idf, p.tfs, self.dl[pos]))
+                w_parts.append(self._w(t, p.tfs, self.dl[pos]))
                 pos_parts.append(pos)
         if not pos_parts:
             return np.zeros(self.n)
@@ -103,7 +109,7 @@ class TopK:
             if hit.any():
                 rows = np.flatnonzero(hit)
                 tf = np.asarray(p.tfs[i_ok[rows]], dtype=np.float64)
-                out[lo + rows] = self._w(t.idf, tf, self.dl[cand[lo + rows]])
+                out[lo + rows] = self._w(t, tf, self.dl[cand[lo + rows]])
         return out
 
     def _full(self, cand: np.ndarray) -> np.ndarray:
@@ -133,7 +139,7 @@ class TopK:
             for p in t.parts:
                 pos = p.docs.astype(np.int64) + p.offset
                 pos_parts.append(pos)
-                w_parts.append(self._w(t.idf, p.tfs, self.dl[pos]))
+                w_parts.append(self._w(t, p.tfs, self.dl[pos]))
                 self.stats["scored"] += len(pos)
             cand, inv = np.unique(np.concatenate(pos_parts), return_inverse=True)
             partial = np.bincount(inv, weights=np.concatenate(w_parts), minlength=len(cand))
