@@ -52,8 +52,15 @@ def test_candidates_vary_one_field_and_are_unique():
     for c in cands[1:]:
         w = dict(c.weights)
         diff = [f for f in set(w) | set(base) if w.get(f, 0) != base.get(f, 0)]
-        assert len(diff) + (c.prev_max_tokens != MODEL.prev_max_tokens) == 1
+        # one decision each: a weight, the cap, or which fields are scored apart (a weight set to 0
+        # also drops its field from `separate`: the same decision)
+        assert len(diff) + (c.prev_max_tokens != MODEL.prev_max_tokens) + (c.separate != MODEL.separate
+                                                                            and not diff) == 1
     assert any(dict(c.weights).get("parts") for c in cands)     # a field the base lacks is tried too
+    assert {c.separate for c in cands} == {(), ("role",), ("date",), ("role", "date")}
+    from scroll.search.documents import DEFAULT_MODEL
+    for c in recall_sets.candidates(DEFAULT_MODEL):
+        assert set(c.separate) <= set(c.fields)                  # never a field that is not indexed
 
 
 def test_markdown_is_recomputed_from_rows():

@@ -51,8 +51,13 @@ def _reference_top(texts, seqs, query, k, k1, b):
 
 @pytest.mark.parametrize("flush_docs,max_segments", [(37, 3), (100000, 8)])
 def test_exact_global_bm25_matches_single_bm25s_index(tmp_path, flush_docs, max_segments):
+    from scroll.search.documents import DocModel
+
     rows = _corpus(600)
-    log = EventLog(tmp_path / "s.db", index_options={"flush_docs": flush_docs, "max_segments": max_segments})
+    plain = DocModel()          # the default's weights, every field in the one BM25F sum (bm25s's reference;
+                                # separate fields are checked against their formula below)
+    log = EventLog(tmp_path / "s.db", index_options={"flush_docs": flush_docs, "max_segments": max_segments,
+                                                     "doc_model": plain})
     log.search("warm")  # create the index so appends keep it up to date
     for r in rows[:300]:
         log.append(**r)

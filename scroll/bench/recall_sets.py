@@ -130,11 +130,17 @@ def candidates(base: DocModel = DEFAULT_MODEL) -> list[DocModel]:
     base lacks is added)."""
     w = dict(base.weights)
     out = [base]
-    for field, values in (("prev", (0, 1, 2, 4)), ("role", (0, 1, 2, 4, 8)), ("date", (0, 1, 2, 4, 8)),
+    for field, values in (("prev", (0, 1, 2, 4)), ("role", (0, 1, 2, 4, 8, 12, 16)), ("date", (0, 1, 2, 4, 8)),
                           ("parts", (0, 1, 2, 4, 8))):
         for v in values:
             if v != w.get(field, 0):
-                out.append(replace(base, weights=tuple({**w, field: v}.items())))
+                weights = tuple({**w, field: v}.items())
+                separate = tuple(f for f in base.separate if dict(weights).get(f))
+                out.append(replace(base, weights=weights, separate=separate))
+    for separate in ((), ("role",), ("date",), ("role", "date")):    # scored apart, or in the BM25F sum
+        separate = tuple(f for f in separate if w.get(f))
+        if separate != base.separate:
+            out.append(replace(base, separate=separate))
     if w.get("prev"):                  # the cap only matters when the previous turn is indexed
         for cap in (0, 40, 80, 160):
             if cap != base.prev_max_tokens:
