@@ -189,12 +189,12 @@ def test_separate_fields_score_by_the_formula(tmp_path, flush_docs):
         got = dict(idx.search(query, k=400, exhaustive=True))
         assert got.keys() == want.keys(), query
         assert all(abs(got[s] - want[s]) < 1e-9 for s in want), query
-        old = topk.EXHAUSTIVE_POSTINGS
-        topk.EXHAUSTIVE_POSTINGS = 0
+        old = topk.EXHAUSTIVE_POSTINGS, topk.EXHAUSTIVE_PER_DOC
+        topk.EXHAUSTIVE_POSTINGS = topk.EXHAUSTIVE_PER_DOC = 0
         try:
             assert idx.search(query, k=10) == idx.search(query, k=10, exhaustive=True), query
         finally:
-            topk.EXHAUSTIVE_POSTINGS = old
+            topk.EXHAUSTIVE_POSTINGS, topk.EXHAUSTIVE_PER_DOC = old
 
 
 def test_a_separate_speaker_match_does_not_shrink_with_the_turn(tmp_path):

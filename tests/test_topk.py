@@ -45,6 +45,7 @@ def _queries(n, seed):
 @pytest.fixture
 def always_prune(monkeypatch):
     monkeypatch.setattr(topk, "EXHAUSTIVE_POSTINGS", 0)   # small test corpora would be scored exhaustively
+    monkeypatch.setattr(topk, "EXHAUSTIVE_PER_DOC", 0)
 
 
 @pytest.mark.parametrize("k", [1, 10, 50])

@@ -19,7 +19,14 @@ which gives a threshold theta (the k-th best true score found). When the bounds 
 remaining terms sum to less than theta, no document outside the candidates can enter the
 top k, and a candidate whose partial score plus those bounds is below theta cannot either:
 only the survivors are scored fully. The common terms' long posting lists are never read in
-full, only probed. Small queries (few postings in all) are scored exhaustively.
+full, only probed.
+
+When pruning pays: exhaustive scoring is one vectorised pass over the postings plus one over
+the documents, MaxScore a few numpy calls per term, part and round. Measured on the benchmark
+corpora (10 M words of chat, 81 k documents; 13 M words of long messages, 43 k documents; up to
+8 terms of 20-90 k postings): exhaustive p95 2.1 ms, MaxScore p95 16 ms. So a query is scored
+exhaustively unless its postings exceed EXHAUSTIVE_PER_DOC times the number of documents (and
+EXHAUSTIVE_POSTINGS): MaxScore is for much larger indexes, exact either way.
 """
 from __future__ import annotations
 
@@ -28,7 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-EXHAUSTIVE_POSTINGS = 20_000   # below this many postings in all, pruning costs more than it saves
+EXHAUSTIVE_POSTINGS = 20_000   # at or below this many postings in all, or
+EXHAUSTIVE_PER_DOC = 4         # this many per document: exhaustive scoring is cheaper than pruning
 _SLACK = 1e-9                  # relative: a bound compared with theta never prunes on rounding
 
 
@@ -47,10 +55,10 @@ class Part:
 class _Term:
     idf: float
     parts: list[Part]
-    bound: float
     postings: int
     k1: float
     b: float
+    bound: float | None = None   # MaxScore's upper bound, computed when pruning needs it
 
 
 class TopK:
@@ -69,29 +77,39 @@ class TopK:
         field's weight); `k1`/`b`: its own saturation (default: the query's)."""
         if df == 0 or not parts:
             return
-        t = _Term(qtf * math.log(1.0 + (self.n - df + 0.5) / (df + 0.5)), parts, 0.0,
-                  sum(len(p.docs) for p in parts), self.k1 if k1 is None else k1, self.b if b is None else b)
-        for p in parts:
-            if p.maxtf is None:          # the tail: its exact maximum
-                w = self._w(t, p.tfs, self.dl[p.docs.astype(np.int64) + p.offset])
-                t.bound = max(t.bound, float(w.max()) if len(w) else 0.0)
-            else:
-                t.bound = max(t.bound, float(self._w(t, np.array([p.maxtf]), np.array([float(p.mindl)]))[0]))
-        self.terms.append(t)
+        self.terms.append(_Term(qtf * math.log(1.0 + (self.n - df + 0.5) / (df + 0.5)), parts,
+                                sum(len(p.docs) for p in parts), self.k1 if k1 is None else k1,
+                                self.b if b is None else b))
+
+    def _bound(self, t: _Term) -> float:
+        """The most t can add to any document: its (max tf, min length) per part, the tail's exact maximum."""
+        if t.bound is None:
+            t.bound = 0.0
+            for p in t.parts:
+                if p.maxtf is None:
+                    w = self._w(t, p.tfs, self.dl[p.docs.astype(np.int64) + p.offset])
+                    t.bound = max(t.bound, float(w.max()) if len(w) else 0.0)
+                else:
+                    t.bound = max(t.bound, float(self._w(t, np.array([p.maxtf]), np.array([float(p.mindl)]))[0]))
+        return t.bound
 
     # ---------------------------------------------------------------- scoring
     def _dense(self, terms: list[_Term]) -> np.ndarray:
-        """Exhaustive scores of `terms` for every doc (terms in the given order)."""
-        pos_parts, w_parts = [], []
-        for t in terms:
-            for p in t.parts:
-                pos = p.docs.astype(np.int64) + p.offset
-                w_parts.append(self._w(t, p.tfs, self.dl[pos]))
-                pos_parts.append(pos)
-        if not pos_parts:
+        """Exhaustive scores of `terms` for every doc (terms in the given order). Every posting
+        of every part in one expression, with each term's idf/k1/b repeated over its postings:
+        the same operations, in the same order, as `_w` per term (so the same bits)."""
+        parts = [(t, p) for t in terms for p in t.parts]
+        if not parts:
             return np.zeros(self.n)
-        self.stats["scored"] += sum(len(x) for x in pos_parts)
-        return np.bincount(np.concatenate(pos_parts), weights=np.concatenate(w_parts), minlength=self.n)
+        sizes = np.fromiter((len(p.docs) for _, p in parts), dtype=np.int64, count=len(parts))
+        pos = np.concatenate([p.docs for _, p in parts]).astype(np.int64)
+        pos += np.repeat(np.fromiter((p.offset for _, p in parts), dtype=np.int64, count=len(parts)), sizes)
+        tf = np.concatenate([p.tfs for _, p in parts]).astype(np.float64)
+        idf, k1, b = (np.repeat(np.fromiter((getattr(t, a) for t, _ in parts), dtype=np.float64, count=len(parts)), sizes)
+                      for a in ("idf", "k1", "b"))
+        w = idf * tf / (tf + k1 * (1.0 - b + b * self.dl[pos] / self.avgdl))
+        self.stats["scored"] += len(pos)
+        return np.bincount(pos, weights=w, minlength=self.n)
 
     def _lookup(self, t: _Term, cand: np.ndarray) -> np.ndarray:
         """Term t's contribution to each candidate doc (sorted global numbers), by binary search."""
@@ -126,11 +144,11 @@ class TopK:
         self.stats["postings"] = total = sum(t.postings for t in self.terms)
         if not self.terms:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        if exhaustive or total <= EXHAUSTIVE_POSTINGS or len(self.terms) == 1:
+        if exhaustive or total <= max(EXHAUSTIVE_POSTINGS, EXHAUSTIVE_PER_DOC * self.n) or len(self.terms) == 1:
             self.stats["mode"] = "exhaustive"
             return _keep_top(self._dense(self.terms), mask, k)
         self.stats["mode"] = "maxscore"
-        order = sorted(range(len(self.terms)), key=lambda i: -self.terms[i].bound)
+        order = sorted(range(len(self.terms)), key=lambda i: -self._bound(self.terms[i]))
         pos_parts: list[np.ndarray] = []
         w_parts: list[np.ndarray] = []
         for m in range(1, len(order)):
@@ -148,7 +166,7 @@ class TopK:
                 cand, partial = cand[keep], partial[keep]
             if len(cand) < k:
                 continue
-            rest = sum(self.terms[i].bound for i in order[m:])
+            rest = sum(self._bound(self.terms[i]) for i in order[m:])
             # the best candidates by partial score, scored fully: the k-th is a true score
             top = np.argpartition(-partial, min(len(cand), 4 * k) - 1)[: 4 * k]
             probe = np.sort(cand[top])
@@ -180,4 +198,4 @@ def _top_of(docs: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, n
     return docs, scores
 
 
-__all__ = ["TopK", "Part", "EXHAUSTIVE_POSTINGS"]
+__all__ = ["TopK", "Part", "EXHAUSTIVE_POSTINGS", "EXHAUSTIVE_PER_DOC"]
