@@ -161,7 +161,7 @@ def _serve() -> None:
     spec = importlib.util.spec_from_file_location("scroll_words", os.path.join(os.path.dirname(__file__), "words.py"))
     words = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(words)
-    split, stem_words = words.split, Stemmer.Stemmer("english").stemWords
+    split, stem_words = words.split, Stemmer.Stemmer("english", 0).stemWords   # new words only: no cache
     number: dict[str, int] = {}
     rin, wout = sys.stdin.buffer, sys.stdout.buffer
     while True:

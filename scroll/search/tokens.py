@@ -32,7 +32,9 @@ class Tokenizer:
     def __init__(self) -> None:
         import Stemmer  # PyStemmer
 
-        self._stemmer = Stemmer.Stemmer("english")
+        # no PyStemmer cache: ours is below, and PyStemmer's keeps a [stem, counter] list per word,
+        # 10 k objects the garbage collector walks in every full collection (single appends stalled)
+        self._stemmer = Stemmer.Stemmer("english", 0)
         self._stop = frozenset(STOPWORDS_EN)
         self._stems = ShardedDict()
 
