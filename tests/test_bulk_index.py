@@ -218,3 +218,25 @@ def test_append_many_splits_big_batches_in_the_helper(tmp_path):
         proc = splitter._proc
         assert [h.seq for h in log.search("apple river", k=5)]
     assert proc.poll() is not None                                   # closed with the log
+
+
+def test_a_silent_splitter_times_out_and_indexing_goes_on(monkeypatch):
+    import signal
+
+    from scroll.search import splitter as S
+    from scroll.search.documents import DEFAULT_MODEL
+
+    docs = _docs(_corpora()["chat+long passages"][:300])
+    ref_vocab = Vocabulary()
+    want = _postings_by_term(BulkTokens(Tokenizer()).postings(docs, DEFAULT_MODEL, ref_vocab), ref_vocab)
+    monkeypatch.setattr(S, "ANSWER_TIMEOUT_S", 0.5)
+    bulk, vocab = BulkTokens(Tokenizer()), Vocabulary()
+    bulk.presplit([d.text for d in docs], vocab)
+    proc = bulk._splitter._proc
+    proc.send_signal(signal.SIGSTOP)                             # alive, but never answers
+    try:
+        assert _postings_by_term(bulk.postings(docs, DEFAULT_MODEL, vocab), vocab) == want
+        assert bulk._splitter is None and not bulk._remote_ok
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    assert proc.wait(timeout=10) is not None                     # closed and reaped

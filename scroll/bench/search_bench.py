@@ -65,7 +65,8 @@ def run(cfg: BenchConfig, progress=None) -> dict:
     root = Path(cfg.workdir or tempfile.mkdtemp(prefix="scroll-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     result = {"bench": "search", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "command": " ".join(sys.argv), "config": asdict(cfg), **report.run_provenance(), "runs": []}
+              "command": " ".join(sys.argv), "config": asdict(cfg), **report.run_provenance(),
+              "calibration": calibration(), "runs": []}
     try:
         for n in cfg.sizes:
             d = root / f"w{n}"
@@ -89,6 +90,19 @@ def run(cfg: BenchConfig, progress=None) -> dict:
         if not cfg.keep and not cfg.workdir:
             shutil.rmtree(root, ignore_errors=True)
     return result
+
+
+def calibration() -> dict:
+    """How fast this machine runs plain Python right now (the same VM type varies by 3x between
+    days here): seconds for a 10 M-iteration integer loop, best of 3. Absolute timings in the
+    result scale with it; the ratios between systems of one run do not."""
+    def loop() -> float:
+        t0 = time.perf_counter()
+        s = 0
+        for i in range(10_000_000):
+            s += i
+        return time.perf_counter() - t0
+    return {"python_loop_10m_s": round(min(loop() for _ in range(3)), 3)}
 
 
 def prepare(d: Path, n_words: int, cfg: BenchConfig) -> dict:

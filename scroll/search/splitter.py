@@ -23,6 +23,7 @@ raises SplitterError and the caller falls back to splitting in process (with a f
 from __future__ import annotations
 
 import pickle
+import select
 import struct
 import subprocess
 import sys
@@ -88,7 +89,7 @@ class Splitter:
             while self._pending:
                 first = self._pending[0]
                 try:
-                    analysed, nums_b, lens_b = pickle.loads(_read(self._proc.stdout))
+                    analysed, nums_b, lens_b = pickle.loads(_read(self._proc.stdout, ANSWER_TIMEOUT_S))
                     nums, lens = array("i"), array("q")
                     nums.frombytes(nums_b)
                     lens.frombytes(lens_b)
@@ -135,9 +136,14 @@ def _write(fh, data: bytes) -> None:
     fh.flush()
 
 
-def _read_exact(fh, n: int) -> bytes:
+ANSWER_TIMEOUT_S = 300   # a batch of 20 k texts takes seconds; a helper silent this long is stuck
+
+
+def _read_exact(fh, n: int, timeout: float | None = None) -> bytes:
     parts, left = [], n
     while left:
+        if timeout is not None and not select.select([fh], [], [], timeout)[0]:
+            raise TimeoutError(f"no answer from the splitter in {timeout:.0f} s")
         chunk = fh.read(left)
         if not chunk:
             raise EOFError("the other side closed the pipe")
@@ -146,9 +152,9 @@ def _read_exact(fh, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _read(fh) -> bytes:
-    (n,) = _HEAD.unpack(_read_exact(fh, _HEAD.size))
-    return _read_exact(fh, n)
+def _read(fh, timeout: float | None = None) -> bytes:
+    (n,) = _HEAD.unpack(_read_exact(fh, _HEAD.size, timeout))
+    return _read_exact(fh, n, timeout)
 
 
 def _serve() -> None:
