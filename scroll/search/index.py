@@ -14,9 +14,11 @@ index over all events, whatever the segmentation; a test checks it against bm25s
 
 * Freshness: before each search the index reads the log's highest `seq` and pulls any
   newer events (appended by this or another process) into the tail.
-* Upkeep: when the tail reaches `flush_docs` documents it is written as a segment; when
-  there are more than `max_segments`, the adjacent pair with the fewest documents is
-  merged (on this schedule, inline, under a file lock; no background threads).
+* Upkeep (upkeep.py): when the tail reaches `flush_docs` documents it is written as a
+  segment by a background thread (the append that filled it does not wait); when there are
+  more than `max_segments`, the adjacent pair with the fewest documents is merged, under
+  the directory lock. A big batch (`append_many`, an import, a rebuild) becomes a segment
+  directly (bulk.py), its words split in a helper process while the commit runs (splitter.py).
 * Persistence: `<db>.index/` holds the manifest, the vocabulary and the segments. The
   log is the truth: a missing, foreign (other log id), inconsistent or differently
   configured (or older-format) index is rebuilt from the log. `readonly=True` never
@@ -34,7 +36,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import threading
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,11 +46,12 @@ import numpy as np
 from .documents import (DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, Filters, IndexDoc, field_term,
                         filter_mask, identifier_parts)
 from .bulk import BulkTokens
-from .segment import _FIELDS, Segment, merge_segments, write_segment
+from .segment import _FIELDS, Segment, write_segment
 from .store import append_vocab, dir_lock, manifest_stamp, read_manifest, write_manifest
-from .tail import FlushJob, ForeignChange, Tail, static_with
+from .tail import FlushJob, Tail
 from .tokens import QUESTION_WORDS, Tokenizer
 from .topk import Part, TopK
+from .upkeep import SegmentUpkeep
 from .vocab import Vocabulary
 
 BULK_MIN_DOCS = 1000  # a batch at least this big is written as a segment directly (bulk.py)
@@ -59,7 +61,7 @@ FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: pe
 logger = logging.getLogger(__name__)
 
 
-class SearchIndex:
+class SearchIndex(SegmentUpkeep):
     def __init__(
         self,
         path: str | os.PathLike,
@@ -394,69 +396,6 @@ class SearchIndex:
                     and self.n_tail >= max(self.flush_docs, self._flush_retry_at)):
                 self._flush_from_add()
 
-    # --------------------------------------------------- background flushes
-    def _flush_from_add(self) -> None:
-        """The tail is full: freeze it and write it as a segment (then merge) in a background
-        thread, so the append that filled it does not wait. Searches keep reading the frozen
-        tail until the segment is installed (`_install`, at the next add or search). Inside a
-        locked section (a catch-up during a flush) the write is done here, synchronously."""
-        if self._lock_fh is not None:
-            try:
-                self._flush_locked()
-                self._write_manifest()
-            except Exception as e:  # noqa: BLE001 - the tail stays correct; segments are an optimisation
-                self._flush_failed(e)
-            return
-        if self._frozen is None:
-            self._frozen, self._tail = self._tail, self._new_tail()
-            self._epoch += 1
-        n = len(self.vocab)
-        job = FlushJob(self._frozen, list(self.segments), self._static, self._manifest_stamp, self.generation,
-                        self.vocab_persisted, n, self.vocab.terms[self.vocab_persisted:n])
-        self._job = job
-        threading.Thread(target=self._flush_worker, args=(job,), name="scroll-index-flush", daemon=True).start()
-
-    def _flush_failed(self, e: BaseException) -> None:
-        self._flush_retry_at = self.n_tail + self.flush_docs
-        logger.warning("%s: could not write an index segment (%s: %s); the tail stays in memory, "
-                       "retried after %d more events", self.path, type(e).__name__, e, self.flush_docs)
-
-    def _flush_worker(self, job: FlushJob) -> None:
-        """Background: write the frozen tail as a segment, merge, write the manifest, and
-        prepare the new per-doc arrays. Reads only what the job holds; sets no attribute."""
-        try:
-            with dir_lock(self.path):
-                if self._stamp() != job.base_stamp:
-                    raise ForeignChange()
-                path = write_segment(self.path, job.frozen.batch(), n_terms=job.n_terms)
-                append_vocab(self.path, job.vocab_persisted, job.new_terms)
-                segs = self._merged(job.base_segments + [Segment.load(path)], job.n_terms)
-                # the manifest write deletes the merged-away segments
-                job.stamp = self._write_manifest_file(segs, segs[-1].last_seq, job.n_terms, job.generation + 1)
-            job.static = static_with(job.base_static, job.frozen, segs)
-            job.segments = segs
-        except BaseException as e:  # noqa: BLE001 - reported to the main thread by _install
-            job.error = e
-        finally:
-            job.done.set()
-
-    def _install(self, *, wait: bool) -> None:
-        """Take a finished background flush into use (or, `wait`, wait for it first)."""
-        job = self._job
-        if job is None or (not wait and not job.done.is_set()):
-            return
-        job.done.wait()
-        self._job = None
-        if job.error is not None:
-            if not isinstance(job.error, ForeignChange):   # a foreign change: the reload re-reads all
-                self._flush_failed(job.error)
-            return
-        self.segments, self.covered_seq = job.segments, job.segments[-1].last_seq
-        self.generation, self.vocab_persisted = job.generation + 1, job.n_terms
-        self._static, self._frozen = job.static, None
-        self._manifest_stamp = job.stamp
-        self._epoch += 1
-
     def _check_manifest(self) -> None:
         """Install our own finished flush; reload if another process changed the index."""
         self._install(wait=False)
@@ -497,89 +436,6 @@ class SearchIndex:
         self._check_manifest()
         if self._max_seq() > self.seen_seq:
             self._catch_up()
-
-    # ----------------------------------------------------------- segments
-    def flush(self) -> None:
-        """Write the live tail as a segment now (e.g. after an import, or on close); waits for a
-        background flush first."""
-        self.sync()
-        self._install(wait=True)
-        if self.n_tail == 0 or self.readonly:
-            return
-        with self._locked():
-            if self._stamp() != self._manifest_stamp:
-                self._reload_after_foreign_flush()
-            if self.n_tail:
-                self._flush_locked()
-                self._write_manifest()
-
-    def _flush_locked(self) -> None:
-        """Synchronously write what is in memory (a frozen tail left by a failed background
-        write, then the live tail) as segments. No background flush may be in flight."""
-        for which in ("_frozen", "_tail"):
-            tail = getattr(self, which)
-            if tail is None or not tail.n:
-                continue
-            saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
-            try:
-                path = write_segment(self.path, tail.batch(), n_terms=len(self.vocab))
-                self._persist_vocab()
-                self.segments.append(Segment.load(path))
-                self.covered_seq = self.segments[-1].last_seq
-                self._maybe_merge()
-            except BaseException:
-                # back to the state before the flush: the tail still holds these documents
-                # (a manifest a merge already wrote is picked up by the next sync)
-                self.segments, self.covered_seq, self.vocab_persisted = saved
-                raise
-            self._rebuild_static()
-            setattr(self, which, None if which == "_frozen" else self._new_tail())
-            self._epoch += 1
-        self._reset_tail()
-
-    def _maybe_merge(self) -> None:
-        self.segments = self._merged(self.segments, len(self.vocab), self._write_manifest_now)
-
-    def _write_manifest_now(self, segments: list) -> None:
-        self.segments = segments
-        self._write_manifest()
-
-    def _merged(self, segments: list, n_terms: int, after_each=None) -> list:
-        """Merge adjacent pairs (the smallest first) until at most max_segments remain. The
-        replaced segments are deleted by the next manifest write (which no longer names them)."""
-        segs = list(segments)
-        while len(segs) > self.max_segments:
-            sizes = [a.n_docs + b.n_docs for a, b in zip(segs, segs[1:])]
-            i = int(np.argmin(sizes))
-            segs[i:i + 2] = [Segment.load(merge_segments(self.path, segs[i:i + 2], n_terms=n_terms))]
-            if after_each is not None:
-                after_each(segs)
-        return segs
-
-    def _rebuild_static(self) -> None:
-        self._epoch += 1
-        if not self.segments:
-            self._static = None
-            return
-        offsets, n = [], 0
-        for s in self.segments:
-            offsets.append(n)
-            n += s.n_docs
-        fields = {}
-        for field in _FIELDS:
-            parts = []
-            for s in self.segments:
-                remap = np.array([self._code(field, v) for v in s.strings[field]], dtype=np.int32)
-                parts.append(remap[np.asarray(s.local(field))])
-            fields[field] = np.concatenate(parts)
-        self._static = {
-            "n": n, "offsets": offsets,
-            "dl": np.concatenate([np.asarray(s.dl, dtype=np.float64) for s in self.segments]),
-            "seqs": np.concatenate([np.asarray(s.seqs) for s in self.segments]),
-            "times": np.concatenate([s.times for s in self.segments]),
-            **fields,
-        }
-        self._static["len_sum"] = float(self._static["dl"].sum())
 
     # ----------------------------------------------------------------- query
     def _column(self, name: str) -> np.ndarray:

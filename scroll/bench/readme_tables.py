@@ -1,0 +1,105 @@
+"""The README's search tables, generated from the committed result files (never typed in).
+
+    python -m scroll.bench.readme_tables            # print the block
+    python -m scroll.bench.readme_tables --write    # replace it in README.md between the markers
+
+tests/test_readme_tables.py fails when README.md and the result files disagree.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BEGIN, END = "<!-- search-tables:begin -->", "<!-- search-tables:end -->"
+SPEED = ("results/bench/search-13m-long.json", "results/bench/search-10m-chat.json")
+RECALL = "results/bench/recall-sets.json"
+SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
+SPEED_ROWS = [
+    ("ingest s (bulk, until searchable)", lambda r: r["ingest_s"], "{:.1f}"),
+    ("search p50 / p95 / p99 ms", lambda r: (r["search"]["p50_ms"], r["search"]["p95_ms"], r["search"]["p99_ms"]),
+     "{:.2f} / {:.2f} / {:.2f}"),
+    ("search with a session filter p50 / p95 ms", lambda r: (r["search_session"]["p50_ms"], r["search_session"]["p95_ms"]),
+     "{:.2f} / {:.2f}"),
+    ("searches interleaved with appends p95 ms", lambda r: r["interleaved"]["p95_ms"], "{:.2f}"),
+    ("append p50 / p99 / max ms (flushes + merges)",
+     lambda r: (r["append"]["p50_ms"], r["append"]["p99_ms"], r["append"]["max_ms"]), "{:.2f} / {:.2f} / {:.1f}"),
+    ("recall@10 of the timed queries", lambda r: r["recall_at_10"]["recall"], "{:.3f}"),
+    ("peak RSS MB", lambda r: r["rss"]["vmhwm_bytes"] / 2**20, "{:.0f}"),
+    ("index on disk MB", lambda r: r["index_bytes"] / 2**20, "{:.1f}"),
+]
+
+
+def _cell(fmt: str, get, r: dict | None) -> str:
+    if not r or "error" in r:
+        return "-"
+    try:
+        v = get(r)
+    except (KeyError, TypeError):
+        return "-"
+    return fmt.format(*v) if isinstance(v, tuple) else fmt.format(v)
+
+
+def speed_table(res: dict) -> str:
+    run = res["runs"][0]
+    m = res["machine"]
+    cal = res.get("calibration", {}).get("python_loop_10m_s")
+    head = (f"**{run['words'] / 1e6:.1f} M words, {run.get('shape', 'chat')} shape** ({run['events']:,} events; "
+            f"`{res['command']}`; `{Path(res.get('_path', '')).name}`; {m['cpu']}, {m['cores']} cores"
+            + (f", a 10 M-step Python loop in {cal:.2f} s" if cal else "")
+            + f"; git {res['git_sha'][:10]}; load at the end {run['systems']['ours']['loadavg_1m_start_end'][1]:.2f})\n\n")
+    systems = [s for s in SYSTEMS if s in run["systems"]]
+    lines = ["| measure | " + " | ".join(systems) + " |", "|---|" + "---:|" * len(systems)]
+    for name, get, fmt in SPEED_ROWS:
+        lines.append(f"| {name} | " + " | ".join(_cell(fmt, get, run["systems"][s]) for s in systems) + " |")
+    ours = run["systems"].get("ours", {})
+    ratios = [f"{p} {ours['ingest_s'] / run['systems'][p]['ingest_s']:.2f}x" for p in ("fts5", "fts5-fields")
+              if "ingest_s" in run["systems"].get(p, {}) and "ingest_s" in ours]
+    tail = f"\nIngest, ours / peer: {', '.join(ratios)}.\n" if ratios else ""
+    return head + "\n".join(lines) + "\n" + tail
+
+
+def recall_table(res: dict) -> str:
+    m = res["machine"]
+    head = (f"**Evidence recall@{res['k']}, evaluation sets of three shapes** (report seeds of "
+            f"`configs/recall-sets.yaml`, never tuned on; `{res['command']}` -> `{RECALL}`; "
+            f"{m['cpu']}, git {res['git_sha'][:10]}):\n\n")
+    lines = ["| set | questions | " + " | ".join(SYSTEMS) + " | ours - best peer |",
+             "|---|---:|" + "---:|" * len(SYSTEMS) + "---:|"]
+    for r in res["rows"]:
+        lines.append(f"| {r['shape']} seed {r['seed']} ({r['words'] / 1e6:.1f} M words) | {r['questions']} | "
+                     + " | ".join(f"{r['systems'][s]['recall']:.3f}" for s in SYSTEMS)
+                     + f" | {r['ours_minus_best_peer_points']:+.1f} |")
+    return head + "\n".join(lines) + "\n"
+
+
+def block(root: Path = ROOT) -> str:
+    parts = []
+    if (root / RECALL).exists():
+        parts.append(recall_table(json.loads((root / RECALL).read_text())))
+    for p in SPEED:
+        if (root / p).exists():
+            res = json.loads((root / p).read_text())
+            res["_path"] = p
+            parts.append(speed_table(res))
+    return "\n".join(parts)
+
+
+def replace_in(readme: str, new_block: str) -> str:
+    a, b = readme.index(BEGIN) + len(BEGIN), readme.index(END)
+    return readme[:a] + "\n" + new_block + readme[b:]
+
+
+def current(readme: str) -> str:
+    a, b = readme.index(BEGIN) + len(BEGIN), readme.index(END)
+    return readme[a:b].strip("\n") + "\n"
+
+
+if __name__ == "__main__":
+    text = block()
+    if "--write" in sys.argv:
+        path = ROOT / "README.md"
+        path.write_text(replace_in(path.read_text(), text))
+    else:
+        print(text)
