@@ -219,7 +219,7 @@ def filter_mask(f: Filters, n: int, code_of: Callable[[str, str], int | None],
 
 
 # The default: `scroll bench tune` on the tune seeds of configs/recall-sets.yaml (issue 13;
-# results/bench/recall-tune-round{1,2,3}.json): the previous turn off, identifier words on,
-# speaker (x3) and month/year (x1) scored apart (round 3: +1.8 points on short chat turns, the
-# same on long messages and tool output).
-DEFAULT_MODEL = DocModel(separate=("role", "date"))
+# results/bench/recall-tune-round{1,2,3}.json): the previous turn off, identifier words at half
+# the text's weight, month/year (x1) in the BM25F sum, the speaker (x3) scored apart (round 3:
+# chat 0.972 -> 0.993 / 0.995, long 0.734 / 0.797 -> 0.804, tool the same or within 0.6 points).
+DEFAULT_MODEL = DocModel((("text", 4), ("role", 12), ("date", 4), ("parts", 2)), separate=("role",))
