@@ -81,3 +81,20 @@ def test_recall_cli_rejects_bad_input(args, flag):
     from scroll.cli import app
     r = CliRunner().invoke(app, ["bench", "recall", *args])
     assert r.exit_code != 0 and flag in (r.output + str(r.exception))
+
+
+def test_doc_model_specs_round_trip_and_compare_picks_by_the_tune_rule():
+    from scroll.search.documents import DEFAULT_MODEL
+
+    for m in (DEFAULT_MODEL, MODEL, DocModel((("text", 1),), scale=1)):
+        assert DocModel.from_spec(m.spec()) == m
+    with pytest.raises(ValueError):
+        DocModel.from_spec({"weights": [["text", 1]], "colour": 1})
+    sets = {"shapes": {"chat": {"words": 6000, "tune": [3], "report": [4]},
+                       "tool": {"words": 6000, "tune": [3], "report": [4]}}}
+    text_only = DocModel((("text", 4),), scale=4)
+    res = recall_sets.compare(sets, [DEFAULT_MODEL, text_only])
+    assert [r["doc_model"] for r in res["tried"]] == [DEFAULT_MODEL.spec(), text_only.spec()]
+    for r in res["tried"]:
+        assert len(r["sets"]) == 2 and r["worst_margin"] == min(s["margin"] for s in r["sets"])
+    assert res["best"] == max(res["tried"], key=lambda r: (r["worst_margin"], r["mean_ours"]))

@@ -148,12 +148,11 @@ def candidates(base: DocModel = DEFAULT_MODEL) -> list[DocModel]:
     return out
 
 
-def tune(sets: dict, shapes: Sequence[str] | None = None, words: int | None = None, rounds: int = 2, k: int = 10,
-         progress: Callable[[str], None] | None = None) -> dict:
-    """Coordinate search on the TUNE seeds: maximize the worst margin (ours - best peer) over the
-    sets, ties by the mean recall. The peers that do not depend on the model are measured once."""
+def _tune_scorer(sets: dict, shapes: Sequence[str] | None, words: int | None, k: int,
+                 say: Callable[[str], None]) -> tuple[Callable[[DocModel], dict], dict]:
+    """score(model) on every TUNE set (memoised in `tried`): ours and the FTS5 fields peer per
+    model; the peers that do not depend on the model are measured once."""
     from scroll.bench.shapes import generate_shape
-    say = progress or (lambda m: None)
     data = []
     for shape in shapes or list(sets["shapes"]):
         spec = sets["shapes"][shape]
@@ -179,7 +178,14 @@ def tune(sets: dict, shapes: Sequence[str] | None = None, words: int | None = No
             say(f"tune {model.spec()}: worst margin {tried[key]['worst_margin']:+.2f}, "
                 f"mean {tried[key]['mean_ours']:.4f}")
         return tried[key]
+    return score, tried
 
+
+def tune(sets: dict, shapes: Sequence[str] | None = None, words: int | None = None, rounds: int = 2, k: int = 10,
+         progress: Callable[[str], None] | None = None) -> dict:
+    """Coordinate search on the TUNE seeds: maximize the worst margin (ours - best peer) over the
+    sets, ties by the mean recall."""
+    score, tried = _tune_scorer(sets, shapes, words, k, progress or (lambda m: None))
     best = DEFAULT_MODEL
     for _ in range(rounds):
         start = best
@@ -191,6 +197,16 @@ def tune(sets: dict, shapes: Sequence[str] | None = None, words: int | None = No
             break
     return {"bench": "recall-tune", "k": k, "best": score(best), "default": score(DEFAULT_MODEL),
             "tried": list(tried.values())}
+
+
+def compare(sets: dict, models: Sequence[DocModel], shapes: Sequence[str] | None = None, words: int | None = None,
+            k: int = 10, progress: Callable[[str], None] | None = None) -> dict:
+    """The given document models side by side on the TUNE seeds (e.g. a tuning's finalists at the
+    sets' full size); `best` by the tune's rule (worst margin, then mean recall)."""
+    score, tried = _tune_scorer(sets, shapes, words, k, progress or (lambda m: None))
+    rows = [score(m) for m in models]
+    best = max(rows, key=lambda r: (r["worst_margin"], r["mean_ours"]))
+    return {"bench": "recall-compare", "k": k, "best": best, "default": score(DEFAULT_MODEL), "tried": rows}
 
 
 def to_markdown(res: dict) -> str:

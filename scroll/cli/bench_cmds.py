@@ -168,20 +168,28 @@ def tune_cmd(
     shapes: Optional[str] = typer.Option(None, "--shapes", help="Comma-separated subset of the shapes (default: all)."),
     words: Optional[int] = typer.Option(None, "--words", min=1000, help="Override the sets' size (words per set)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write the JSON result here."),
+    models: Optional[str] = typer.Option(None, "--models", help="No search: compare these document models "
+                                         "(a JSON list of DocModel specs, as result files write them)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a summary."),
 ) -> None:
-    """Tune the index's document model (BM25F field weights, when the previous turn is indexed) on
-    the sets' TUNE seeds: maximize the worst margin over FTS5 (both) and bm25s across the shapes."""
+    """Tune the index's document model (BM25F field weights, which fields are scored apart, when
+    the previous turn is indexed) on the sets' TUNE seeds: maximize the worst margin over FTS5
+    (both) and bm25s across the shapes. --models compares given models instead (e.g. finalists)."""
     from scroll.bench import recall_sets, report
     from scroll.bench.shapes import load_sets
+    from scroll.search.documents import DocModel
 
     try:
         spec = load_sets(sets)
         chosen = _csv(shapes, tuple(spec["shapes"]), "--shapes")
-    except (OSError, ValueError, KeyError) as e:
+        candidates = [DocModel.from_spec(m) for m in json.loads(models)] if models else None
+    except (OSError, ValueError, KeyError, TypeError) as e:
         fail(str(e))
     say = None if as_json else (lambda m: print(f"[tune] {m}", file=sys.stderr, flush=True))
-    res = recall_sets.tune(spec, shapes=chosen, words=words, progress=say)
+    if candidates:
+        res = recall_sets.compare(spec, candidates, shapes=chosen, words=words, progress=say)
+    else:
+        res = recall_sets.tune(spec, shapes=chosen, words=words, progress=say)
     res.update(command=" ".join(["scroll", "bench", "tune", *sys.argv[3:]]), **report.run_provenance())
     if out:
         report.write_json(out, res)

@@ -98,6 +98,15 @@ class DocModel:
         w = dict(self.weights)
         return tuple((f, w[f] / self.scale) for f in self.separate)
 
+    @classmethod
+    def from_spec(cls, spec: Mapping) -> "DocModel":
+        """The inverse of `spec()` (a result file's or the command line's JSON)."""
+        extra = set(spec) - {"weights", "scale", "prev_max_tokens", "separate"}
+        if extra:
+            raise ValueError(f"doc model: unknown keys {sorted(extra)}")
+        return cls(tuple((str(f), int(w)) for f, w in spec["weights"]), int(spec.get("scale", 4)),
+                   int(spec.get("prev_max_tokens", 0)), tuple(spec.get("separate", ())))
+
     def spec(self) -> dict:
         out = {"weights": [list(x) for x in self.weights], "scale": self.scale, "prev_max_tokens": self.prev_max_tokens}
         if self.separate:     # absent when empty: the specs (and indexes) of earlier models stay valid
