@@ -94,8 +94,8 @@ def test_topk_unit_random_parts_and_ties(always_prune):
             tfs = rng.integers(1, 5, len(docs)).astype(np.uint32)
             tfs[np.isin(docs, np.arange(100, 110))] = 2
             cut = np.searchsorted(docs, 2500)
-            seg = Part(0, docs[:cut].astype(np.uint32), tfs[:cut], int(tfs[:cut].max(initial=0)),
-                       int(dl[docs[:cut]].min(initial=1)))
+            bounds = (int(tfs[:cut].max(initial=0)), int(dl[docs[:cut]].min(initial=1)))
+            seg = Part(0, docs[:cut].astype(np.uint32), tfs[:cut], lambda b=bounds: b)
             tail = Part(2500, (docs[cut:] - 2500).astype(np.int64), tfs[cut:].astype(np.float64))
             terms.append((int(rng.integers(1, 3)), len(docs), [p for p in (seg, tail) if len(p.docs)]))
         mask = rng.random(n) < 0.7 if trial % 3 == 0 else None

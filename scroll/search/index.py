@@ -38,6 +38,7 @@ import os
 import shutil
 from collections import Counter
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -482,7 +483,7 @@ class SearchIndex(SegmentUpkeep):
             for off, seg in zip(offsets, self.segments):
                 d, tf = seg.postings(tid)
                 if len(d):
-                    parts.append(Part(off, d, tf, *seg.bound(tid)))
+                    parts.append(Part(off, d, tf, partial(seg.bound, tid)))
                     df += len(d)
             for off, t in tails:
                 part = t.part(tid, off)

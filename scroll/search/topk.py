@@ -1,7 +1,7 @@
 """Top-k BM25 with MaxScore dynamic pruning, exact against exhaustive scoring.
 
     top = TopK(n, dl, avgdl, k1, b)
-    top.add_term(qtf, df, parts)           # parts: [Part(offset, docs, tfs, maxtf, mindl)]
+    top.add_term(qtf, df, parts)           # parts: [Part(offset, docs, tfs, bounds)]
     top.add_term(0.5, df, parts, k1=1.2, b=0.0)   # a term with its own weight and saturation
     docs, scores = top.best(k, mask)       # global doc numbers, scores; best first, ties: caller
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -47,8 +48,8 @@ class Part:
     offset: int
     docs: np.ndarray
     tfs: np.ndarray
-    maxtf: int | None = None   # None: computed from the postings (the tail)
-    mindl: int | None = None
+    bounds: Callable[[], tuple[int, int]] | None = None   # (max tf, min length) stored with a
+                                                          # segment, read only when pruning; None: the tail
 
 
 @dataclass
@@ -86,11 +87,12 @@ class TopK:
         if t.bound is None:
             t.bound = 0.0
             for p in t.parts:
-                if p.maxtf is None:
+                if p.bounds is None:      # the tail: its exact maximum
                     w = self._w(t, p.tfs, self.dl[p.docs.astype(np.int64) + p.offset])
                     t.bound = max(t.bound, float(w.max()) if len(w) else 0.0)
                 else:
-                    t.bound = max(t.bound, float(self._w(t, np.array([p.maxtf]), np.array([float(p.mindl)]))[0]))
+                    maxtf, mindl = p.bounds()
+                    t.bound = max(t.bound, float(self._w(t, np.array([maxtf]), np.array([float(mindl)]))[0]))
         return t.bound
 
     # ---------------------------------------------------------------- scoring
