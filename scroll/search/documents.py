@@ -227,8 +227,10 @@ def filter_mask(f: Filters, n: int, code_of: Callable[[str, str], int | None],
     return mask
 
 
-# The default: `scroll bench tune` on the tune seeds of configs/recall-sets.yaml (issue 13;
-# results/bench/recall-tune-round{1,2,3}.json): the previous turn off, identifier words at half
-# the text's weight, month/year (x1) in the BM25F sum, the speaker (x3) scored apart (round 3:
-# chat 0.972 -> 0.993 / 0.995, long 0.734 / 0.797 -> 0.804, tool the same or within 0.6 points).
-DEFAULT_MODEL = DocModel((("text", 4), ("role", 12), ("date", 4), ("parts", 2)), separate=("role",))
+# The default: `scroll bench tune` on the tune seeds of configs/recall-sets.yaml (issue 13):
+# the previous turn off, identifier words and month/year (x1) in the BM25F sum, the speaker (x3)
+# scored apart. Round 3 (results/bench/recall-tune-round3.json, sets cut to 300 k words) found
+# the speaker apart (chat 0.972 -> 0.993 / 0.995) and preferred identifier words at x0.5; its two
+# finalists at the sets' full 1 M words (results/bench/recall-tune-round3-full.json) keep x1:
+# worst margin over the best peer -0.20 points against -1.71 (tool output needs the words).
+DEFAULT_MODEL = DocModel((("text", 4), ("role", 12), ("date", 4), ("parts", 4)), separate=("role",))
