@@ -132,15 +132,17 @@ class DocModel:
                 c, n = count(field_value(doc, f))
                 if f == "text":
                     own = (c, n)
+            get = total.get               # (`total[t] += k` would call Counter.__missing__ per new term)
             if f in self.separate:          # field terms, raw tf, no length
                 for t, k in c.items():
-                    total[field_term(f, t)] += k
+                    t = field_term(f, t)
+                    total[t] = get(t, 0) + k
                 continue
             if w == 1:
                 total.update(c)
             else:
                 for t, k in c.items():
-                    total[t] += w * k
+                    total[t] = get(t, 0) + w * k
             length += w * n
         return total, length
 

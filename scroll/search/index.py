@@ -361,16 +361,8 @@ class SearchIndex(SegmentUpkeep):
         meta = {"dl": bp.dls.astype(np.uint32), "seqs": np.fromiter((d.seq for d in docs), np.int64, len(docs)),
                 "sess": [d.session for d in docs], "kind": [d.kind for d in docs], "role": [d.role for d in docs],
                 "origin": [d.origin for d in docs], "times": np.asarray([d.time[:TIME_CHARS] for d in docs], dtype=str)}
-        saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
-        try:
-            path = write_segment(self.path, triples=(bp.terms, bp.docs, bp.tfs), meta=meta, n_terms=len(self.vocab))
-            self._persist_vocab()
-            self.segments.append(Segment.load(path))
-            self.covered_seq = self.segments[-1].last_seq
-            self._maybe_merge()
-        except BaseException:
-            self.segments, self.covered_seq, self.vocab_persisted = saved
-            raise
+        self._append_segment(lambda: write_segment(self.path, triples=(bp.terms, bp.docs, bp.tfs), meta=meta,
+                                                   n_terms=len(self.vocab)))
         self._last_text = last
         self._rebuild_static()
         self._reset_tail()

@@ -12,6 +12,8 @@ import re
 from collections import Counter
 
 from .vocab import SHARDS, ShardedDict
+
+_MASK = SHARDS - 1
 from .words import STOPWORDS_EN, TOKEN_PATTERN  # noqa: F401 - re-exported
 from .words import split as _split
 
@@ -41,11 +43,11 @@ class Tokenizer:
     def _stem_all(self, words) -> dict[str, str]:
         """word -> stem for each of `words` (stems of earlier calls cached, at most
         _STEM_CACHE_MAX, in shards: a full shard is emptied, never the whole cache at once)."""
-        cache = self._stems
+        shards = self._stems.shards()
         out: dict[str, str] = {}
         missing = []
-        for w in words:
-            s = cache.get(w)
+        for w in words:               # the shard by hand: no method call per word on the append path
+            s = shards[hash(w) & _MASK].get(w)
             if s is None:
                 missing.append(w)
             else:
@@ -53,7 +55,7 @@ class Tokenizer:
         if missing:
             for w, s in zip(missing, self._stemmer.stemWords(missing)):
                 out[w] = s
-                shard = cache.shard(w)
+                shard = shards[hash(w) & _MASK]
                 if len(shard) >= _SHARD_MAX:
                     shard.clear()
                 shard[w] = s
@@ -74,8 +76,10 @@ class Tokenizer:
             del raw[w]
         stems = self._stem_all(raw)
         out: Counter = Counter()
+        get = out.get                 # not `out[s] += c`: a new key would call Counter.__missing__
         for w, c in raw.items():
-            out[stems[w]] += c
+            s = stems[w]
+            out[s] = get(s, 0) + c
         return out, sum(raw.values())
 
 

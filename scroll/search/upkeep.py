@@ -109,22 +109,28 @@ class SegmentUpkeep:
             tail = getattr(self, which)
             if tail is None or not tail.n:
                 continue
-            saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
-            try:
-                path = write_segment(self.path, tail.batch(), n_terms=len(self.vocab))
-                self._persist_vocab()
-                self.segments.append(Segment.load(path))
-                self.covered_seq = self.segments[-1].last_seq
-                self._maybe_merge()
-            except BaseException:
-                # back to the state before the flush: the tail still holds these documents
-                # (a manifest a merge already wrote is picked up by the next sync)
-                self.segments, self.covered_seq, self.vocab_persisted = saved
-                raise
+            # on failure the tail still holds these documents
+            self._append_segment(lambda: write_segment(self.path, tail.batch(), n_terms=len(self.vocab)))
             self._rebuild_static()
             setattr(self, which, None if which == "_frozen" else self._new_tail())
             self._epoch += 1
         self._reset_tail()
+
+    def _append_segment(self, write) -> None:
+        """`write()` writes a segment (under the lock) and returns its path: persist the new
+        vocabulary, take the segment, merge on schedule. On any failure the segments, covered
+        seq and persisted vocabulary are as before (a manifest a merge already wrote is picked
+        up by the next sync)."""
+        saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
+        try:
+            path = write()
+            self._persist_vocab()
+            self.segments.append(Segment.load(path))
+            self.covered_seq = self.segments[-1].last_seq
+            self._maybe_merge()
+        except BaseException:
+            self.segments, self.covered_seq, self.vocab_persisted = saved
+            raise
 
     def _maybe_merge(self) -> None:
         self.segments = self._merged(self.segments, len(self.vocab), self._write_manifest_now)
