@@ -379,3 +379,27 @@ def test_identifier_parts_field_finds_tool_output_by_plain_words(tmp_path):
     assert 1 not in [h.seq for h in text_only.search("metrics exporter")]
     # a query that names the identifier matches the identifier token and its words
     assert [h.seq for h in with_parts.search("metrics_exporter", k=1)] == [1]
+
+
+def test_columns_follow_every_append_flush_and_merge(tmp_path):
+    """The per-doc columns (lengths, seqs, times, filter codes) are kept in a buffer that only
+    the new rows are copied into; after every append, flush and merge they equal the columns
+    built from scratch."""
+    import numpy as np
+
+    log = EventLog(tmp_path / "c.db", index_options={"flush_docs": 23, "max_segments": 2})
+    log.search("warm")
+    idx = log.index
+    rng = random.Random(8)
+    for i in range(120):
+        log.append(session=f"s{rng.randint(0, 4)}", role=rng.choice(["user", "Ann"]), text=f"apple{i} pear",
+                   time=f"2023-{1 + i % 12:02d}-0{1 + i % 9}T10:00:00" + "x" * rng.randint(0, 40))
+        if i % 7 == 0:
+            idx._install(wait=True)
+        log.search("pear", k=3)
+        for name in ("dl", "seqs", "times", "sess", "role", "kind", "origin"):
+            parts = ([idx._static[name]] if idx._static else []) + [t.column(name) for _, t in idx._tails()]
+            assert np.array_equal(idx._column(name), np.concatenate(parts)), (i, name)
+    assert len(idx.segments) >= 1
+    since = [h.seq for h in log.search("pear", k=200, since="2023-12")]
+    assert since and all(log.expand(s).time >= "2023-12" for s in since)

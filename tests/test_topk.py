@@ -109,3 +109,14 @@ def test_topk_unit_random_parts_and_ties(always_prune):
             return d[o].tolist(), s[o].tolist()
 
         assert run(False) == run(True)
+
+
+def test_sparse_and_dense_sums_are_the_same_bits(big_log, monkeypatch):
+    """Few postings are summed per matched doc (a sort), many into an all-docs array: the same
+    hits, the same scores to the last bit."""
+    idx = big_log.index
+    out = {}
+    for name, below in (("sparse", 10**9), ("dense", 0)):
+        monkeypatch.setattr(topk, "SPARSE_BELOW", below)
+        out[name] = [idx.search(q, k=20, exhaustive=True) for q in _queries(60, seed=5)]
+    assert out["sparse"] == out["dense"] and any(out["dense"])

@@ -432,20 +432,26 @@ class SearchIndex(SegmentUpkeep):
 
     # ----------------------------------------------------------------- query
     def _column(self, name: str) -> np.ndarray:
-        """A per-doc column over segments + tail, cached until either changes."""
-        key = (self._epoch, self.n_tail)
+        """A per-doc column over segments + tails, in one buffer with room to spare: within an
+        epoch only the live tail grows, and its new rows are copied in. (Concatenating the whole
+        column again after every append made a fresh all-docs array for the next search, page
+        faults included: 1.3 ms per column at 82 k docs on this VM.)"""
+        n = self.n_docs
         hit = self._col_cache.get(name)
-        if hit is not None and hit[0] == key:
-            return hit[1]
+        if hit is not None and hit[0] == self._epoch and hit[2] <= n <= len(hit[1]):
+            _, buf, filled = hit
+            if filled < n:
+                off, live = self._tails()[-1]
+                buf[filled:n] = live.column(name, filled - off)
+                self._col_cache[name] = (self._epoch, buf, n)
+            return buf[:n]
         parts = ([self._static[name]] if self._static else []) + [t.column(name) for _, t in self._tails()]
-        if not parts:
-            col = self._tail.column(name)
-        elif len(parts) == 1:
-            col = parts[0]
-        else:
-            col = np.concatenate(parts)
-        self._col_cache[name] = (key, col)
-        return col
+        dtype = f"<U{TIME_CHARS}" if name == "times" else np.result_type(*parts)
+        buf = np.empty(n + max(1024, n // 8), dtype=dtype)
+        if parts:
+            np.concatenate(parts, out=buf[:n], casting="same_kind")
+        self._col_cache[name] = (self._epoch, buf, n)
+        return buf[:n]
 
     def search(self, query: str, k: int = 10, filters: Filters | None = None, *,
                exhaustive: bool = False) -> list[tuple[int, float]]:

@@ -80,11 +80,11 @@ class Tail:
     def last_seq(self) -> int:
         return int(self.seqs[self.n - 1]) if self.n else 0
 
-    def column(self, name: str) -> np.ndarray:
-        """A per-doc column: dl, seqs, times or a string field's codes."""
+    def column(self, name: str, start: int = 0) -> np.ndarray:
+        """A per-doc column (rows start..n): dl, seqs, times or a string field's codes."""
         if name == "times":
-            return np.asarray(self.times, dtype=str)
-        return {"dl": self.dl, "seqs": self.seqs, **self.codes}[name][: self.n]
+            return np.asarray(self.times[start:self.n], dtype=str)
+        return {"dl": self.dl, "seqs": self.seqs, **self.codes}[name][start:self.n]
 
     def part(self, tid: int, offset: int) -> Part | None:
         s = tid & _MASK
