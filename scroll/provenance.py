@@ -11,14 +11,17 @@ from pathlib import Path
 
 
 def git_sha(root: str | os.PathLike | None = None) -> str | None:
-    """The checkout's HEAD commit, with "+dirty" when tracked files changed; None outside a checkout."""
+    """The checkout's HEAD commit, with "+dirty" when tracked files outside `results/` changed; None
+    outside a checkout. Result files are outputs, not code: a benchmark that writes one result and then
+    runs the next is still measuring the commit it names."""
     root = Path(root) if root else Path(__file__).resolve().parent.parent
     try:
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                              timeout=10).stdout.strip()
         if not sha:
             return None
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)results"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return sha + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
