@@ -50,7 +50,15 @@ def test_serve_preset_cpu_flags_and_llm_preset():
     cfg = load_preset("smollm2-135m")
     args = build_args(cfg, "cpu")
     flag = lambda k: args[args.index(k) + 1]  # noqa: E731
-    assert flag("--dtype") == "bfloat16" and "--enforce-eager" in args
+    assert "--enforce-eager" in args
+    # auto: bfloat16 only on a CPU with AMX-BF16 tiles (else ~4x slower than float32); the folder's on a GPU
+    from serve.presets import resolve_dtype
+    from scroll.provenance import machine
+    assert flag("--dtype") == ("bfloat16" if machine()["amx_bf16"] else "float32")
+    assert resolve_dtype(cfg, "cpu", amx_bf16=True) == "bfloat16"
+    assert resolve_dtype(cfg, "cpu", amx_bf16=False) == "float32"
+    assert resolve_dtype(cfg, "gpu", amx_bf16=False) == "auto"
+    assert resolve_dtype(load_preset("tiny"), "cpu", amx_bf16=True) == "float32"  # as written
     assert flag("--max-model-len") == "8192" and flag("--served-model-name") == "smollm2-135m"
     assert cfg.model == "smollm2-135m" and cfg.model_path().name == "smollm2-135m"
     assert cfg.sampling.temperature == 0.0 and cfg.sampling.max_tokens < 8192
