@@ -36,7 +36,7 @@ from ..llm.base import approx_count
 from ..origin import Origin
 from .agent_map import AgentMapSpec, Delegation, TaskTree, check_delegation, chunks
 from .budget import ModelBudget, Reservation
-from .jobs import Job
+from .jobs import Job, JobState
 from .limits import OperatorLimits
 from .llm_map import LlmMapSpec, item_messages
 from .schema import SchemaError, check_schema
@@ -262,15 +262,16 @@ class OperatorEngine:
                                  origin=Origin.AGENT)
         res = st.reservation
         job = Job(job_id, st.op, items, concurrency=p["concurrency"], key=key, cell_bound=not st.detach,
-                  payloads=self.log.payloads, on_finish=lambda j: self._finished(j, res))
+                  payloads=self.log.payloads, on_finish=lambda j, state: self._finished(j, state, res))
         self.jobs[job_id] = job
         return job.start(work, name=st.op)
 
-    def _finished(self, job: Job, res: Reservation | None) -> None:
+    def _finished(self, job: Job, state: JobState, res: Reservation | None) -> None:
+        """The job's end record, logged before the job reports itself ended (`state` is what it ends as)."""
         calls, tokens = (res.spent_calls, res.spent_tokens) if res is not None else (0, 0)
         if res is not None:
             res.release()
-        s = job.status()
+        s = {**job.status(), "state": str(state)}
         meta = {"phase": "end", "key": job.key, "calls": calls, "tokens": tokens,
                 **{k: s[k] for k in ("job", "state", "handle", "total", "ok", "failed", "error", "seconds",
                                      "max_in_flight")}}

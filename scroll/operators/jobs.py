@@ -39,7 +39,7 @@ CANCELLED_ERROR = "cancelled before it ran"
 
 class Job:
     def __init__(self, job_id: int, op: str, items: list, *, concurrency: int, key: str,
-                 cell_bound: bool, payloads: Any, on_finish: Callable[["Job"], None] | None = None):
+                 cell_bound: bool, payloads: Any, on_finish: Callable[["Job", JobState], None] | None = None):
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         self.id, self.op, self.items, self.key = job_id, op, items, key
@@ -132,14 +132,19 @@ class Job:
             self.handle = self.payloads.put(("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
         except Exception as e:  # noqa: BLE001
             self.error = f"writing the results payload failed: {type(e).__name__}: {e}"
-        self.state = JobState.CANCELLED if self.cancelled.is_set() else JobState.DONE
+        final = JobState.CANCELLED if self.cancelled.is_set() else JobState.DONE
         self.seconds = time.monotonic() - self.started
         try:
             if self.on_finish is not None:
-                self.on_finish(self)
+                self.on_finish(self, final)
         finally:
             self.items = []  # the payload holds the results; the inputs are no longer needed
-            self.finished.set()
+            # The state turns final only now, with `finished`: a caller that saw it ended could
+            # otherwise ask for the results while on_finish (a log append) still ran, and be
+            # told the job is still running (seen: a reference program's llm_map ran twice).
+            with self.lock:
+                self.state = final
+                self.finished.set()
 
     # ---- control --------------------------------------------------------------------------
     def cancel(self) -> None:
