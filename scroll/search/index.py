@@ -51,10 +51,11 @@ from .segment import _FIELDS, Segment, write_segment
 from .store import append_vocab, dir_lock, manifest_stamp, read_manifest, write_manifest
 from .tail import FlushJob, Tail
 from .tokens import QUESTION_WORDS, Tokenizer
-from .topk import Part, TopK
+from .topk import Part, Scratch, TopK
 from .upkeep import SegmentUpkeep
 from .vocab import Vocabulary
 
+PARTS_CACHE = 1 << 16  # terms whose segment postings are kept between queries (views: no copies)
 BULK_MIN_DOCS = 1000  # a batch at least this big is written as a segment directly (bulk.py)
 FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: per-term pruning bounds
 # (separate fields need no new format: their terms are ordinary postings, and the doc model's
@@ -106,6 +107,9 @@ class SearchIndex(SegmentUpkeep):
         self._col_cache: dict[str, tuple] = {}
         self._epoch = 0  # bumped whenever segments or the tail arrays are replaced
         self.last_query_stats: dict = {}  # how the last search ran (topk.TopK.stats)
+        self._scratch = Scratch()   # the queries' work arrays (one search at a time: EventLog's lock)
+        self._parts_cache: dict[int, tuple[list[Part], int]] = {}   # tid -> its segment postings, df
+        self._parts_epoch = -1
         self._load_or_rebuild()
 
     # ----------------------------------------------------------------- state
@@ -453,6 +457,26 @@ class SearchIndex(SegmentUpkeep):
         self._col_cache[name] = (self._epoch, buf, n)
         return buf[:n]
 
+    def _segment_parts(self, tid: int) -> tuple[list[Part], int]:
+        """A term's postings in the segments (and their count), kept until the segments change:
+        a query re-reads the same few hundred terms, and walking every segment for each one
+        cost ~20 us a term."""
+        if self._parts_epoch != self._epoch:
+            self._parts_cache.clear()
+            self._parts_epoch = self._epoch
+        hit = self._parts_cache.get(tid)
+        if hit is None:
+            parts, df = [], 0
+            for off, seg in zip(self._static["offsets"] if self._static else [], self.segments):
+                d, tf = seg.postings(tid)
+                if len(d):
+                    parts.append(Part(off, d, tf, partial(seg.bound, tid)))
+                    df += len(d)
+            if len(self._parts_cache) >= PARTS_CACHE:
+                self._parts_cache.clear()
+            hit = self._parts_cache[tid] = (parts, df)
+        return hit
+
     def search(self, query: str, k: int = 10, filters: Filters | None = None, *,
                exhaustive: bool = False) -> list[tuple[int, float]]:
         """[(seq, score)] best first; ties by seq, newest first; never a 0 score. Top-k by MaxScore
@@ -469,20 +493,15 @@ class SearchIndex(SegmentUpkeep):
         if not terms or n == 0:
             return []
         len_sum = (self._static["len_sum"] if self._static else 0.0) + self.tail_len_sum
-        top = TopK(n, self._column("dl"), len_sum / n, self.k1_eff, self.b)
-        offsets = self._static["offsets"] if self._static else []
+        top = TopK(n, self._column("dl"), len_sum / n, self.k1_eff, self.b, self._scratch)
         tails = self._tails()
 
         def add(term: str, qtf: float, **saturation) -> None:
             tid = self.vocab.get(term)
             if tid is None:
                 return
-            parts, df = [], 0
-            for off, seg in zip(offsets, self.segments):
-                d, tf = seg.postings(tid)
-                if len(d):
-                    parts.append(Part(off, d, tf, partial(seg.bound, tid)))
-                    df += len(d)
+            seg_parts, df = self._segment_parts(tid)
+            parts = list(seg_parts)
             for off, t in tails:
                 part = t.part(tid, off)
                 if part is not None:
