@@ -120,3 +120,32 @@ def test_sparse_and_dense_sums_are_the_same_bits(big_log, monkeypatch):
         monkeypatch.setattr(topk, "SPARSE_BELOW", below)
         out[name] = [idx.search(q, k=20, exhaustive=True) for q in _queries(60, seed=5)]
     assert out["sparse"] == out["dense"] and any(out["dense"])
+
+
+def test_cached_term_postings_follow_flushes_and_evictions(tmp_path, monkeypatch):
+    """The query-ready postings kept between queries (index._segment_parts) give the same hits as
+    a freshly opened index: after flushes and merges change the segments, and with a cache so
+    small that it evicts on every query."""
+    from scroll.search import index as index_mod
+    rng = random.Random(3)
+    path = tmp_path / "c.db"
+    log = EventLog(path, index_options={"flush_docs": 300, "max_segments": 2})
+    qs = _queries(40, seed=9)
+    for round_ in range(4):
+        for _ in range(350):          # each round fills the tail past flush_docs: a flush, then a merge
+            log.append(session=f"s{rng.randint(0, 9)}", role="user", text=_zipf_text(rng, rng.randint(5, 60)))
+        warm = [log.index.search(q, k=10) for q in qs]          # builds the cache for this round's segments
+        again = [log.index.search(q, k=10) for q in qs]         # served from it
+        fresh = EventLog(path, readonly=True)
+        try:
+            assert warm == again == [fresh.index.search(q, k=10) for q in qs], round_
+        finally:
+            fresh.close()
+    monkeypatch.setattr(index_mod, "PARTS_CACHE", 50)
+    log.index._parts_epoch = -1                 # start the cache over, at the small bound
+    small = [log.index.search(q, k=10) for q in qs]
+    cache = log.index._parts_cache
+    assert small == again
+    assert log.index._parts_postings == sum(p[1] for p in cache.values())
+    assert log.index._parts_postings <= 50 or len(cache) == 1
+    log.close()

@@ -36,9 +36,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections import Counter
+from collections import Counter, OrderedDict
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -55,7 +54,7 @@ from .topk import Part, Scratch, TopK
 from .upkeep import SegmentUpkeep
 from .vocab import Vocabulary
 
-PARTS_CACHE = 1 << 16  # terms whose segment postings are kept between queries (views: no copies)
+PARTS_CACHE = 1 << 20  # postings kept query-ready between queries (24 bytes each: 24 MiB at most)
 BULK_MIN_DOCS = 1000  # a batch at least this big is written as a segment directly (bulk.py)
 FORMAT = 4  # 2: an origin column; 3: BM25F doc model (weighted postings); 4: per-term pruning bounds
 # (separate fields need no new format: their terms are ordinary postings, and the doc model's
@@ -108,8 +107,8 @@ class SearchIndex(SegmentUpkeep):
         self._epoch = 0  # bumped whenever segments or the tail arrays are replaced
         self.last_query_stats: dict = {}  # how the last search ran (topk.TopK.stats)
         self._scratch = Scratch()   # the queries' work arrays (one search at a time: EventLog's lock)
-        self._parts_cache: dict[int, tuple[list[Part], int]] = {}   # tid -> its segment postings, df
-        self._parts_epoch = -1
+        self._parts_cache: OrderedDict[int, tuple[list[Part], int]] = OrderedDict()  # tid -> segment postings, df
+        self._parts_epoch, self._parts_postings = -1, 0
         self._load_or_rebuild()
 
     # ----------------------------------------------------------------- state
@@ -458,23 +457,39 @@ class SearchIndex(SegmentUpkeep):
         return buf[:n]
 
     def _segment_parts(self, tid: int) -> tuple[list[Part], int]:
-        """A term's postings in the segments (and their count), kept until the segments change:
-        a query re-reads the same few hundred terms, and walking every segment for each one
-        cost ~20 us a term."""
+        """A term's postings in all segments, joined into one Part (global doc numbers, float64
+        tfs, each posting's doc length) and kept until the segments change, up to PARTS_CACHE
+        postings in all (the least recently used go first): queries keep using the same common
+        terms, whose long lists were cast, offset and looked up again by every query."""
+        cache = self._parts_cache
         if self._parts_epoch != self._epoch:
-            self._parts_cache.clear()
+            cache.clear()
             self._parts_epoch = self._epoch
-        hit = self._parts_cache.get(tid)
-        if hit is None:
-            parts, df = [], 0
-            for off, seg in zip(self._static["offsets"] if self._static else [], self.segments):
-                d, tf = seg.postings(tid)
-                if len(d):
-                    parts.append(Part(off, d, tf, partial(seg.bound, tid)))
-                    df += len(d)
-            if len(self._parts_cache) >= PARTS_CACHE:
-                self._parts_cache.clear()
-            hit = self._parts_cache[tid] = (parts, df)
+            self._parts_postings = 0
+        hit = cache.get(tid)
+        if hit is not None:
+            cache.move_to_end(tid)
+            return hit
+        docs, tfs, bounds = [], [], []
+        for off, seg in zip(self._static["offsets"] if self._static else [], self.segments):
+            d, tf = seg.postings(tid)
+            if len(d):
+                docs.append(d.astype(np.int64) + off)
+                tfs.append(tf)
+                bounds.append(seg.bound(tid))
+        if not docs:
+            hit = ([], 0)
+        else:
+            pos = np.concatenate(docs)
+            # (max tf, min length) over the segments: a valid, if looser, bound for the joined list
+            bound = (max(b[0] for b in bounds), min(b[1] for b in bounds))
+            part = Part(0, pos, np.concatenate(tfs).astype(np.float64), lambda: bound, self._static["dl"][pos])
+            hit = ([part], len(pos))
+        cache[tid] = hit
+        self._parts_postings += hit[1]
+        while self._parts_postings > PARTS_CACHE and len(cache) > 1:
+            _, old = cache.popitem(last=False)
+            self._parts_postings -= old[1]
         return hit
 
     def search(self, query: str, k: int = 10, filters: Filters | None = None, *,

@@ -44,13 +44,15 @@ _SLACK = 1e-9                  # relative: a bound compared with theta never pru
 
 @dataclass
 class Part:
-    """One segment's (or the tail's) postings of a term: local doc numbers ascending + tfs."""
+    """One segment's (or the tail's, or several segments' joined) postings of a term: doc
+    numbers ascending (local: plus `offset`) + tfs, and optionally each posting's doc length."""
 
     offset: int
     docs: np.ndarray
     tfs: np.ndarray
     bounds: Callable[[], tuple[int, int]] | None = None   # (max tf, min length) stored with a
                                                           # segment, read only when pruning; None: the tail
+    dl: np.ndarray | None = None   # float64, = the TopK's dl[docs + offset] (else looked up per query)
 
 
 @dataclass
@@ -158,10 +160,13 @@ class TopK:
                 b = a + len(p.docs)
                 if p.offset:
                     pos[a:b] += p.offset
+                if p.dl is not None:
+                    np.multiply(p.dl, t.lin[1], out=den[a:b])
+                else:
+                    np.take(self.dl, pos[a:b], out=den[a:b])
+                    den[a:b] *= t.lin[1]
                 a = b
             if a > start:
-                np.take(self.dl, pos[start:a], out=den[start:a])
-                den[start:a] *= t.lin[1]
                 den[start:a] += t.lin[0]
                 np.multiply(tf[start:a], t.idf, out=w[start:a])
         den += tf
