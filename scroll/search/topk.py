@@ -243,9 +243,8 @@ class TopK:
         return self._exhaustive_top(k, mask)
 
     def _exhaustive_top(self, k: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Every posting scored; the top k of the sums. Summed into an all-docs array, the k-th
-        best score is found by one partition of that array (in a work array): no list of every
-        matched doc is built (that took a third of a query at 43 k docs)."""
+        """Every posting scored; the top k of the sums (`_top_of`). Many postings are summed into
+        an all-docs array, whose matched docs are its nonzero entries (every weight is > 0)."""
         pos, w = self._weights(self.terms)
         if len(pos) * SPARSE_BELOW < self.n:
             docs, inv = np.unique(pos, return_inverse=True)
@@ -253,16 +252,7 @@ class TopK:
         dense = self._dense(pos, w)
         if mask is not None:
             dense *= mask
-        n = len(dense)
-        if n > k:
-            part = self.scratch.get("part", n, np.float64)
-            np.copyto(part, dense)
-            part.partition(n - k)
-            kth = part[n - k]
-            docs = np.flatnonzero(dense >= kth) if kth > 0 else np.flatnonzero(dense)
-        else:
-            docs = np.flatnonzero(dense)
-        return docs, dense[docs]
+        return _dense_top(dense, k)
 
 
 def _masked_top(docs: np.ndarray, scores: np.ndarray, mask: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -270,6 +260,21 @@ def _masked_top(docs: np.ndarray, scores: np.ndarray, mask: np.ndarray | None, k
         keep = mask[docs]
         docs, scores = docs[keep], scores[keep]
     return _top_of(docs, scores, k)
+
+
+def _dense_top(dense: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """`_top_of` over an all-docs array of sums (0: not matched). The k-th best of every 8th
+    entry is a lower bound of the true k-th best (a subset's), so only the docs at or above it
+    are gathered and ranked. (Listing every matched doc took a third of a query at 43 k docs; a
+    partition of the whole array, mostly zeros, took 4 ms at 82 k.)"""
+    theta = 0.0
+    if len(dense) > 16 * k:
+        sample = dense[::8]
+        sample = sample[sample > 0]
+        if len(sample) >= k:
+            theta = float(np.partition(sample, len(sample) - k)[len(sample) - k])
+    docs = np.flatnonzero(dense >= theta) if theta > 0 else np.flatnonzero(dense)
+    return _top_of(docs, dense[docs], k)
 
 
 def _top_of(docs: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
