@@ -138,7 +138,9 @@ class DocModel:
                     t = field_term(f, t)
                     total[t] = get(t, 0) + k
                 continue
-            if w == 1:
+            if not total:                 # the first field: one C-level update (no per-term get)
+                total.update(c if w == 1 else {t: w * k for t, k in c.items()})
+            elif w == 1:
                 total.update(c)
             else:
                 for t, k in c.items():

@@ -383,7 +383,7 @@ class SearchIndex(SegmentUpkeep):
             counts, length = self.doc_model.counts(d, tok.counts)
             if length == 0:
                 length = 1  # bm25s keeps an empty document as one empty token
-            ids = {vocab.id(term): c for term, c in counts.items()}
+            ids = vocab.id_map(counts)
             strs = {"sess": d.session, "kind": d.kind, "role": d.role, "origin": d.origin}
             self._tail.add(d.seq, ids, length, {f: self._code(f, v) for f, v in strs.items()}, strs,
                            d.time[:TIME_CHARS])

@@ -21,18 +21,18 @@ from .topk import Part
 from .vocab import SHARDS
 
 _MASK = SHARDS - 1
+_TF_MAX = (1 << 32) - 1   # a tf is stored in 32 bits (segments clip it there too)
 
 
 class Tail:
     def __init__(self, capacity: int = 1024):
         cap = max(16, int(capacity))
-        # per term: doc numbers and tfs in numpy arrays with spare room (`n_post` used). Not lists
-        # (nor array.array): the garbage collector tracks those, and a full collection walked every
-        # posting list of the tail: 100-230 ms pauses in single appends (3 M words, measured)
-        # Each map is 64 dicts by tid: one growing dict would stall an append while it resizes
-        # (10 ms at 44 k terms, x3 maps; scroll.search.vocab)
-        self.post_docs: list[dict[int, np.ndarray]] = [{} for _ in range(SHARDS)]
-        self.post_tfs: list[dict[int, np.ndarray]] = [{} for _ in range(SHARDS)]
+        # per term: its postings as int64 (doc << 32 | tf) in a numpy array with spare room (`n_post`
+        # used): one array and one store per posting. Not lists (nor array.array): the garbage
+        # collector tracks those, and a full collection walked every posting list of the tail:
+        # 100-230 ms pauses in single appends (3 M words, measured). Each map is 64 dicts by tid:
+        # one growing dict would stall an append while it resizes (10 ms at 44 k terms; vocab.py)
+        self.post: list[dict[int, np.ndarray]] = [{} for _ in range(SHARDS)]
         self.n_post: list[dict[int, int]] = [{} for _ in range(SHARDS)]
         self.counts: list[dict[int, int]] = []
         self.seqs = np.zeros(cap, dtype=np.int64)
@@ -48,17 +48,19 @@ class Tail:
         i = self.n
         if i >= len(self.seqs):
             self._grow()
-        all_docs, all_tfs, all_n = self.post_docs, self.post_tfs, self.n_post
+        all_post, all_n = self.post, self.n_post
+        doc = i << 32
         for tid, c in ids.items():
             s = tid & _MASK
-            docs, tfs, n_post = all_docs[s], all_tfs[s], all_n[s]
+            n_post = all_n[s]
             k = n_post.get(tid, 0)
-            d = docs.get(tid)
-            if d is None or k == len(d):
-                d = docs[tid] = _grown(d, k)
-                tfs[tid] = _grown(tfs.get(tid), k)
-            d[k] = i
-            tfs[tid][k] = c
+            if k:
+                a = all_post[s][tid]
+                if k == len(a):
+                    a = all_post[s][tid] = _grown(a, k)
+            else:
+                a = all_post[s][tid] = np.empty(2, dtype=np.int64)
+            a[k] = doc | (c if c < _TF_MAX else _TF_MAX)
             n_post[tid] = k + 1
         self.counts.append(ids)
         self.seqs[i] = seq
@@ -91,7 +93,8 @@ class Tail:
         k = self.n_post[s].get(tid, 0)
         if not k:
             return None
-        return Part(offset, self.post_docs[s][tid][:k], self.post_tfs[s][tid][:k].astype(np.float64))
+        packed = self.post[s][tid][:k]
+        return Part(offset, packed >> 32, (packed & _TF_MAX).astype(np.float64))
 
     def df(self, tid: int) -> int:
         return self.n_post[tid & _MASK].get(tid, 0)
@@ -102,11 +105,10 @@ class Tail:
                         counts=self.counts, times=self.times, **self.strs)
 
 
-def _grown(a: np.ndarray | None, used: int) -> np.ndarray:
-    """A posting array with room for more: 2 slots at first, then doubling."""
-    out = np.empty(max(2, 2 * used), dtype=np.int64)
-    if a is not None:
-        out[:used] = a[:used]
+def _grown(a: np.ndarray, used: int) -> np.ndarray:
+    """A posting array with room for more: doubled."""
+    out = np.empty(2 * used, dtype=np.int64)
+    out[:used] = a[:used]
     return out
 
 

@@ -82,6 +82,19 @@ class Vocabulary:
             self.terms.append(term)
         return tid
 
+    def id_map(self, counts: dict[str, int]) -> dict[int, int]:
+        """{term id: count} for {term: count} (new terms get ids in order): `id` inlined, for
+        the append path."""
+        shards, known, out = self._ids.shards(), self.terms, {}
+        for t, c in counts.items():
+            d = shards[hash(t) & _MASK]
+            tid = d.get(t)
+            if tid is None:
+                tid = d[t] = len(known)
+                known.append(t)
+            out[tid] = c
+        return out
+
     def ids(self, terms: list[str]) -> np.ndarray:
         """The ids of `terms` (new ones added in order), as an int64 array."""
         shards, out, known = self._ids.shards(), [], self.terms
