@@ -145,7 +145,7 @@ def test_search_bench_end_to_end(tmp_path):
         tail = run0["events_tail"]
         assert tail >= 100
         assert r["fresh_found"] == r["fresh_total"] == tail // 100 == r["interleaved"]["n"]
-        assert r["search"]["n"] == 20 and r["append"]["n"] == tail
+        assert r["search"]["n"] == 20 and r["append"]["n"] == tail and r["search_reopened"]["n"] == 20
         assert r["rss"]["vmhwm_bytes"] > 0 and r["index_bytes"] > 0
     f = run0["systems"]["fts5-fields"]
     assert "error" not in f and f["fresh_found"] == f["fresh_total"]
@@ -154,6 +154,8 @@ def test_search_bench_end_to_end(tmp_path):
     for key in ("quality", "quality_locomo"):
         assert {"ours", "fts5"} <= set(res[key]["systems"])
     assert res["versions"]["python"] and res["machine"]["cores"]
+    probe = res["calibration"]["fsync_probe"]
+    assert probe["n"] == 2000 and 0 < probe["p50_ms"] <= probe["max_ms"]
     report.table(res)
     report.quality_table(res["quality"])
     json.dumps(res)

@@ -22,6 +22,8 @@ SPEED_ROWS = [
      "{:.2f} / {:.2f} / {:.2f}"),
     ("search with a session filter p50 / p95 ms", lambda r: (r["search_session"]["p50_ms"], r["search_session"]["p95_ms"]),
      "{:.2f} / {:.2f}"),
+    ("search in the reopened log (a fresh process's view) p50 / p95 ms",
+     lambda r: (r["search_reopened"]["p50_ms"], r["search_reopened"]["p95_ms"]), "{:.2f} / {:.2f}"),
     ("searches interleaved with appends p95 ms", lambda r: r["interleaved"]["p95_ms"], "{:.2f}"),
     ("append p50 / p99 / max ms (flushes + merges)",
      lambda r: (r["append"]["p50_ms"], r["append"]["p99_ms"], r["append"]["max_ms"]), "{:.2f} / {:.2f} / {:.1f}"),
@@ -57,6 +59,11 @@ def speed_table(res: dict) -> str:
     ratios = [f"{p} {ours['ingest_s'] / run['systems'][p]['ingest_s']:.2f}x" for p in ("fts5", "fts5-fields")
               if "ingest_s" in run["systems"].get(p, {}) and "ingest_s" in ours]
     tail = f"\nIngest, ours / peer: {', '.join(ratios)}.\n" if ratios else ""
+    probe = res.get("calibration", {}).get("fsync_probe")
+    if probe:
+        tail += (f"\nThe disk itself, same run: a 4 KiB write + fsync took p50 {probe['p50_ms']:.2f}, "
+                 f"p99 {probe['p99_ms']:.2f}, max {probe['max_ms']:.1f} ms ({probe['n']} of them): every "
+                 "synchronous=FULL commit, ours or FTS5's, waits for one.\n")
     return head + "\n".join(lines) + "\n" + tail
 
 

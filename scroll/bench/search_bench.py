@@ -66,7 +66,7 @@ def run(cfg: BenchConfig, progress=None) -> dict:
     root.mkdir(parents=True, exist_ok=True)
     result = {"bench": "search", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "command": " ".join(sys.argv), "config": asdict(cfg), **report.run_provenance(),
-              "calibration": calibration(), "runs": []}
+              "calibration": calibration(root), "runs": []}
     try:
         for n in cfg.sizes:
             d = root / f"w{n}"
@@ -92,17 +92,41 @@ def run(cfg: BenchConfig, progress=None) -> dict:
     return result
 
 
-def calibration() -> dict:
+def calibration(workdir: Path | None = None) -> dict:
     """How fast this machine runs plain Python right now (the same VM type varies by 3x between
     days here): seconds for a 10 M-iteration integer loop, best of 3. Absolute timings in the
-    result scale with it; the ratios between systems of one run do not."""
+    result scale with it; the ratios between systems of one run do not. With `workdir`: also the
+    disk's own fsync latency there (`fsync_probe`), what a synchronous=FULL commit waits for."""
     def loop() -> float:
         t0 = time.perf_counter()
         s = 0
         for i in range(10_000_000):
             s += i
         return time.perf_counter() - t0
-    return {"python_loop_10m_s": round(min(loop() for _ in range(3)), 3)}
+    out = {"python_loop_10m_s": round(min(loop() for _ in range(3)), 3)}
+    if workdir is not None:
+        out["fsync_probe"] = fsync_probe(workdir)
+    return out
+
+
+def fsync_probe(workdir: Path, n: int = 2000) -> dict:
+    """Append 4 KiB to a file and fsync it, `n` times, on the disk the systems write to: the
+    latency floor (and the stalls) of any durable commit there, whatever the engine."""
+    from scroll.bench import report
+    path = Path(workdir) / "fsync-probe.bin"
+    block = os.urandom(4096)
+    out = []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for _ in range(n):
+            t = time.perf_counter()
+            os.write(fd, block)
+            os.fsync(fd)
+            out.append(time.perf_counter() - t)
+    finally:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+    return report.pct(out)
 
 
 def prepare(d: Path, n_words: int, cfg: BenchConfig) -> dict:
@@ -282,6 +306,9 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     sysobj.reopen(cfg.durability)
     sysobj.log.search(qs[1]["query"], k=10)
     res["reopen_s"] = time.perf_counter() - t
+    # what an agent that opens an existing log sees: the same queries in the reopened log (the
+    # first search above excepted), no warm-up beyond it
+    res["search_reopened"] = report.pct(_time_searches(sysobj.log, qs, session=False))
     res["index_bytes"] = sysobj.index_bytes()
     res["db_bytes"] = sysobj.db_bytes()
     sysobj.log.close()
