@@ -134,8 +134,10 @@ def _bounds(indptr: np.ndarray, tfs: np.ndarray, dls: np.ndarray) -> tuple[np.nd
     return maxtf, mindl
 
 
-def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, meta=None, n_terms: int) -> Path:
-    """Write a segment from a batch of documents, or from (terms, docs, tfs) + meta arrays."""
+def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, csr=None, meta=None,
+                  n_terms: int) -> Path:
+    """Write a segment from a batch of documents, from (terms, docs, tfs) + meta arrays, or from
+    postings already in order, (indptr, docs, tfs) + meta (a merge)."""
     if batch is not None:
         n = len(batch.seqs)
         lens = np.fromiter((len(c) for c in batch.counts), dtype=np.int64, count=n)
@@ -155,13 +157,17 @@ def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, me
             "sess": batch.sess, "kind": batch.kind, "role": batch.role, "origin": batch.origin,
             "times": np.asarray(batch.times, dtype=str),
         }
-    else:
+    elif triples is not None:
         terms, docs, tfs = triples
-    order = np.argsort(terms, kind="stable")  # docs already ascending within a term
-    terms, docs, tfs = terms[order], docs[order], tfs[order]
-    indptr = np.zeros(n_terms + 1, dtype=np.int64)
-    np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
-    arrays = {"indptr": indptr, "docs": docs.astype(np.uint32), "tfs": np.minimum(tfs, 2**32 - 1).astype(np.uint32)}
+    if csr is not None:
+        indptr, docs, tfs = csr
+    else:
+        order = np.argsort(terms, kind="stable")  # docs already ascending within a term
+        terms, docs, tfs = terms[order], docs[order], tfs[order]
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
+    arrays = {"indptr": indptr, "docs": docs.astype(np.uint32, copy=False),
+              "tfs": np.minimum(tfs, 2**32 - 1).astype(np.uint32, copy=False)}
     arrays["maxtf"], arrays["mindl"] = _bounds(indptr, arrays["tfs"], np.asarray(meta["dl"])[docs])
     strings = {}
     for field in _FIELDS:
@@ -190,15 +196,29 @@ def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, me
 
 
 def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
-    """Merge consecutive segments (in seq order) into one new segment."""
-    parts_t, parts_d, parts_f = [], [], []
+    """Merge consecutive segments (in seq order) into one new segment. No sort: each segment's
+    postings are ordered by (term, doc) and the segments by doc, so a term's merged list is its
+    lists one after another, and every posting's place in the result is computed directly
+    (the lexsort this replaces took 2.6 s for 8 segments of 6.3 M postings here)."""
+    counts = np.zeros((len(segs), n_terms), dtype=np.int64)
+    for si, seg in enumerate(segs):
+        counts[si, :seg.n_terms] = np.diff(seg.indptr)
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(counts.sum(axis=0), out=indptr[1:])
+    total = int(indptr[-1])
+    docs = np.empty(total, dtype=np.uint32)
+    tfs = np.empty(total, dtype=np.uint32)
+    start = indptr[:-1].copy()         # where each term's postings of the next segment go
     offset = 0
     meta: dict[str, list] = {k: [] for k in ("dl", "seqs", "times") + _FIELDS}
-    for seg in segs:
-        t, d, f = seg.triples()
-        parts_t.append(t)
-        parts_d.append(d + offset)
-        parts_f.append(f)
+    for si, seg in enumerate(segs):
+        c = counts[si, :seg.n_terms]
+        # posting j of term t goes to start[t] + (j - indptr[t]): one repeat gives start - indptr
+        shift = np.repeat(start[:seg.n_terms] - seg.indptr[:-1], c)
+        dest = shift + np.arange(len(shift), dtype=np.int64)
+        docs[dest] = np.asarray(seg.docs, dtype=np.uint32) + np.uint32(offset)
+        tfs[dest] = seg.tfs
+        start[:seg.n_terms] += c
         offset += seg.n_docs
         meta["dl"].append(np.asarray(seg.dl))
         meta["seqs"].append(np.asarray(seg.seqs))
@@ -206,13 +226,9 @@ def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
         for field in _FIELDS:
             local, table = seg.local(field), seg.strings[field]
             meta[field].extend(table[i] for i in np.asarray(local))
-    terms = np.concatenate(parts_t)
-    docs = np.concatenate(parts_d)
-    tfs = np.concatenate(parts_f)
-    order = np.lexsort((docs, terms))
     merged = {
         "dl": np.concatenate(meta["dl"]), "seqs": np.concatenate(meta["seqs"]),
         "times": np.concatenate(meta["times"]).astype(str),
         **{field: meta[field] for field in _FIELDS},
     }
-    return write_segment(root, triples=(terms[order], docs[order], tfs[order]), meta=merged, n_terms=n_terms)
+    return write_segment(root, csr=(indptr, docs, tfs), meta=merged, n_terms=n_terms)

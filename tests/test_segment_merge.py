@@ -1,0 +1,56 @@
+"""merge_segments places every posting directly (no sort): the same segment, array for array,
+as sorting all postings of the inputs by (term, doc)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from scroll.search.segment import _ARRAYS, DocBatch, Segment, merge_segments, write_segment
+
+
+def _segment(root, rng, first_seq, n_docs, n_terms):
+    counts = []
+    for _ in range(n_docs):
+        k = int(rng.integers(0, 12))
+        terms = rng.choice(n_terms, size=min(k, n_terms), replace=False)
+        counts.append({int(t): int(rng.integers(1, 9)) for t in terms})
+    batch = DocBatch(seqs=list(range(first_seq, first_seq + n_docs)), dls=[max(1, sum(c.values())) for c in counts],
+                     counts=counts, sess=[f"s{rng.integers(0, 4)}" for _ in range(n_docs)],
+                     kind=["message"] * n_docs, role=[str(rng.choice(["user", "assistant"])) for _ in range(n_docs)],
+                     origin=["history"] * n_docs, times=["2026-01-01"] * n_docs)
+    return Segment.load(write_segment(root, batch, n_terms=n_terms))
+
+
+def _by_sort(root, segs, n_terms):
+    terms, docs, tfs, offset = [], [], [], 0
+    for s in segs:
+        t, d, f = s.triples()
+        terms.append(t), docs.append(d + offset), tfs.append(f)
+        offset += s.n_docs
+    terms, docs, tfs = (np.concatenate(x) for x in (terms, docs, tfs))
+    order = np.lexsort((docs, terms))
+    meta = {"dl": np.concatenate([s.dl for s in segs]), "seqs": np.concatenate([s.seqs for s in segs]),
+            "times": np.concatenate([s.times for s in segs]).astype(str)}
+    for field in ("sess", "kind", "role", "origin"):
+        meta[field] = [s.strings[field][i] for s in segs for i in s.local(field)]
+    return write_segment(root, triples=(terms[order], docs[order], tfs[order]), meta=meta, n_terms=n_terms)
+
+
+def test_merge_equals_sorting_every_posting(tmp_path):
+    rng = np.random.default_rng(5)
+    for trial in range(6):
+        root = tmp_path / f"t{trial}"
+        root.mkdir()
+        segs, seq, n_terms = [], 1, 20
+        for _ in range(int(rng.integers(2, 5))):
+            n_terms += int(rng.integers(0, 15))     # later segments know more terms (a growing vocabulary)
+            n = int(rng.integers(1, 60))
+            segs.append(_segment(root, rng, seq, n, n_terms))
+            seq += n + int(rng.integers(0, 3))
+        n_terms += 3                                # terms no segment holds yet
+        fast, slow = merge_segments(root, segs, n_terms), _by_sort(root, segs, n_terms)
+        for name in _ARRAYS:
+            a, b = np.load(fast / f"{name}.npy"), np.load(slow / f"{name}.npy")
+            assert a.dtype == b.dtype and np.array_equal(a, b), (trial, name)
+        assert json.loads((fast / "strings.json").read_text()) == json.loads((slow / "strings.json").read_text())
