@@ -55,6 +55,8 @@ def search_cmd(
     shape: str = typer.Option("chat", help="Corpus shape: chat (turns + 30 % pasted passages), long "
                                            "(~300-word technical messages) or tool (tool output and code)."),
     quality: bool = typer.Option(True, help="Measure recall@10 on generated conversations."),
+    settle: bool = typer.Option(True, help="os.sync() before each system's append phase, so that the "
+                                           "appends do not wait for the import's writeback."),
     locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure recall@10 on LoCoMo JSON."),
     workdir: Optional[str] = typer.Option(None, help="Work directory (default: a temp dir, removed)."),
 ) -> None:
@@ -68,7 +70,7 @@ def search_cmd(
         raise typer.BadParameter(f"must be chat, long or tool, not {shape!r}", param_hint="--shape")
     cfg = BenchConfig(sizes=_sizes(sizes), seed=seed, queries=queries, tail=tail, every=every,
                       durability=durability.lower(), systems=_systems(systems), shape=shape,
-                      quality=quality, locomo=locomo, workdir=workdir)
+                      quality=quality, settle=settle, locomo=locomo, workdir=workdir)
     progress = None if as_json else (lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True))
     result = run(cfg, progress=progress)
     if out:
