@@ -74,12 +74,20 @@ class Tokenizer:
             raw.update(_split(chunk.lower()))
         for w in self._stop.intersection(raw):
             del raw[w]
-        stems = self._stem_all(raw)
         out: Counter = Counter()
         get = out.get                 # not `out[s] += c`: a new key would call Counter.__missing__
-        for w, c in raw.items():
-            s = stems[w]
-            out[s] = get(s, 0) + c
+        shards, missing = self._stems.shards(), []
+        for w, c in raw.items():      # cached stems counted in the same pass (the append path)
+            s = shards[hash(w) & _MASK].get(w)
+            if s is None:
+                missing.append(w)
+            else:
+                out[s] = get(s, 0) + c
+        if missing:
+            stems = self._stem_all(missing)
+            for w in missing:
+                s = stems[w]
+                out[s] = get(s, 0) + raw[w]
         return out, sum(raw.values())
 
 
