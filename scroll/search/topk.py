@@ -124,21 +124,6 @@ class TopK:
         return t.bound
 
     # ---------------------------------------------------------------- scoring
-    def _scored(self, terms: list[_Term]) -> tuple[np.ndarray, np.ndarray]:
-        """(docs ascending, scores) of every doc `terms` match, scored exhaustively (terms in the
-        given order), summed per doc in posting order. Few postings: summed per distinct doc (a
-        sort); many: into one array over all docs (`_dense`)."""
-        pos, w = self._weights(terms)
-        if len(pos) * SPARSE_BELOW < self.n:
-            docs, inv = np.unique(pos, return_inverse=True)
-            return docs, np.bincount(inv, weights=w, minlength=len(docs))
-        dense = self._dense(pos, w)
-        docs = np.flatnonzero(dense)        # every weight is > 0: a matched doc's sum is too
-        return docs, dense[docs]
-
-    def _dense(self, pos: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return np.bincount(pos, weights=w, minlength=self.n)
-
     def _weights(self, terms: list[_Term]) -> tuple[np.ndarray, np.ndarray]:
         """(global doc of every posting, its weight), terms in order, parts in order: every
         posting in a few whole-array operations into the reused work arrays, each term's
@@ -194,7 +179,7 @@ class TopK:
         return out
 
     def _full(self, cand: np.ndarray) -> np.ndarray:
-        """Exact scores of candidate docs: every term, in query order (bit-identical to _scored)."""
+        """Exact scores of candidate docs: every term, in query order (bit-identical to `_exhaustive_top`'s sums)."""
         s = np.zeros(len(cand))
         for t in self.terms:
             s += self._lookup(t, cand)
@@ -243,13 +228,14 @@ class TopK:
         return self._exhaustive_top(k, mask)
 
     def _exhaustive_top(self, k: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Every posting scored; the top k of the sums (`_top_of`). Many postings are summed into
-        an all-docs array, whose matched docs are its nonzero entries (every weight is > 0)."""
+        """Every posting scored (terms in query order), summed per doc in posting order; the top k
+        of the sums (`_top_of`). Few postings: summed per distinct doc (a sort); many: into one
+        array over all docs, whose matched docs are its nonzero entries (every weight is > 0)."""
         pos, w = self._weights(self.terms)
         if len(pos) * SPARSE_BELOW < self.n:
             docs, inv = np.unique(pos, return_inverse=True)
             return _masked_top(docs, np.bincount(inv, weights=w, minlength=len(docs)), mask, k)
-        dense = self._dense(pos, w)
+        dense = np.bincount(pos, weights=w, minlength=self.n)
         if mask is not None:
             dense *= mask
         return _dense_top(dense, k)
