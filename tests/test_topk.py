@@ -126,7 +126,7 @@ def test_cached_term_postings_follow_flushes_and_evictions(tmp_path, monkeypatch
     """The query-ready postings kept between queries (index._segment_parts) give the same hits as
     a freshly opened index: after flushes and merges change the segments, and with a cache so
     small that it evicts on every query."""
-    from scroll.search import index as index_mod
+    from scroll.search import query as query_mod
     rng = random.Random(3)
     path = tmp_path / "c.db"
     log = EventLog(path, index_options={"flush_docs": 300, "max_segments": 2})
@@ -141,7 +141,7 @@ def test_cached_term_postings_follow_flushes_and_evictions(tmp_path, monkeypatch
             assert warm == again == [fresh.index.search(q, k=10) for q in qs], round_
         finally:
             fresh.close()
-    monkeypatch.setattr(index_mod, "PARTS_CACHE", 50)
+    monkeypatch.setattr(query_mod, "PARTS_CACHE", 50)
     log.index._parts_epoch = -1                 # start the cache over, at the small bound
     small = [log.index.search(q, k=10) for q in qs]
     cache = log.index._parts_cache
