@@ -146,6 +146,7 @@ def test_search_bench_end_to_end(tmp_path):
         assert tail >= 100
         assert r["fresh_found"] == r["fresh_total"] == tail // 100 == r["interleaved"]["n"]
         assert r["search"]["n"] == 20 and r["append"]["n"] == tail and r["search_reopened"]["n"] == 20
+        assert r["settle_s"] >= 0 and res["config"]["settle"] is True
         assert r["rss"]["vmhwm_bytes"] > 0 and r["index_bytes"] > 0
     f = run0["systems"]["fts5-fields"]
     assert "error" not in f and f["fresh_found"] == f["fresh_total"]

@@ -60,8 +60,8 @@ def speed_table(res: dict) -> str:
               if "ingest_s" in run["systems"].get(p, {}) and "ingest_s" in ours]
     tail = f"\nIngest, ours / peer: {', '.join(ratios)}.\n" if ratios else ""
     if res.get("config", {}).get("settle"):
-        tail += ("\nEvery system's append phase starts after an `os.sync()` (so that its appends do not wait "
-                 "for the writeback of the import just before them).\n")
+        tail += ("\nAfter its import, each system waits for an `os.sync()` (not counted in ingest) before the "
+                 "timed searches and appends, so that they do not run against the import's writeback.\n")
     probe = res.get("calibration", {}).get("fsync_probe")
     if probe:
         tail += (f"\nThe disk itself, same run: a 4 KiB write + fsync took p50 {probe['p50_ms']:.2f}, "

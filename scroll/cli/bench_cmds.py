@@ -55,8 +55,8 @@ def search_cmd(
     shape: str = typer.Option("chat", help="Corpus shape: chat (turns + 30 % pasted passages), long "
                                            "(~300-word technical messages) or tool (tool output and code)."),
     quality: bool = typer.Option(True, help="Measure recall@10 on generated conversations."),
-    settle: bool = typer.Option(True, help="os.sync() before each system's append phase, so that the "
-                                           "appends do not wait for the import's writeback."),
+    settle: bool = typer.Option(True, help="os.sync() after each system's import, so that its timed "
+                                           "searches and appends do not run against the import's writeback."),
     locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure recall@10 on LoCoMo JSON."),
     workdir: Optional[str] = typer.Option(None, help="Work directory (default: a temp dir, removed)."),
 ) -> None:
