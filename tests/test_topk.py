@@ -143,9 +143,14 @@ def test_cached_term_postings_follow_flushes_and_evictions(tmp_path, monkeypatch
             fresh.close()
     monkeypatch.setattr(query_mod, "PARTS_CACHE", 50)
     log.index._parts_epoch = -1                 # start the cache over, at the small bound
+    log.index.search("w1 w3", k=10)
+    assert not log.index._parts_cache           # a term's first use: its postings are not joined
+    log.index.search("w1 w3", k=10)
+    assert len(log.index._parts_cache) >= 1     # its second: joined (w1's list alone passes the bound)
     small = [log.index.search(q, k=10) for q in qs]
+    small2 = [log.index.search(q, k=10) for q in qs]        # joined, evicting as it goes
     cache = log.index._parts_cache
-    assert small == again
+    assert small == small2 == again and cache
     assert log.index._parts_postings == sum(p[1] for p in cache.values())
     assert log.index._parts_postings <= 50 or len(cache) == 1
     log.close()
