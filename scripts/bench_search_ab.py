@@ -8,7 +8,7 @@ falls on both alike. The base runs from a `git worktree` of `--base`; only the c
 versions know are passed (no os.sync() after the import in either). Reports each measure's
 median over the rounds and the ratio head / base.
 
-Quick check: python scripts/bench_search_ab.py --base HEAD~1 --sizes 2e5 --rounds 1 --tail 2000
+Quick check: python scripts/bench_search_ab.py --base HEAD~1 --sizes 2e5:chat --rounds 1 --tail 2000 --out /tmp/ab.json
 """
 from __future__ import annotations
 

@@ -208,3 +208,20 @@ def test_recommended_config_is_append_compatible():
               {"session": "s", "role": "Bob", "text": "great, saw whales"}]
     bm = R.Bm25Searcher(events, R.RECOMMENDED)
     assert bm("What did Bob see on the trip?", "s")[0] == 1
+
+
+def test_ab_script_runs_both_versions_side_by_side(tmp_path):
+    """scripts/bench_search_ab.py on a tiny corpus: a worktree of the base, both workers, ratios."""
+    import subprocess
+    import sys
+    out = tmp_path / "ab.json"
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_search_ab.py"), "--base", "HEAD",
+                        "--sizes", "2e5:chat", "--rounds", "1", "--tail", "1000", "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(out.read_text())
+    rows = {r["measure"]: r for r in res["corpora"][0]["rows"]}
+    assert rows["search p50_ms"]["base"] > 0 and rows["search p50_ms"]["head"] > 0
+    assert len(res["corpora"][0]["runs"]["base"]) == len(res["corpora"][0]["runs"]["head"]) == 1
+    listed = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "scroll-ab-" not in listed                     # its worktree is removed again

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- search-tables:begin -->", "<!-- search-tables:end -->"
 SPEED = ("results/bench/search-13m-long.json", "results/bench/search-10m-chat.json")
 RECALL = "results/bench/recall-sets.json"
+AB = "results/bench/search-ab.json"
 SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
 SPEED_ROWS = [
     ("ingest s (bulk, until searchable)", lambda r: r["ingest_s"], "{:.1f}"),
@@ -84,6 +85,26 @@ def recall_table(res: dict) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def ab_table(res: dict) -> str:
+    """Our engine against an earlier commit of itself, one run (scripts/bench_search_ab.py)."""
+    m = res["machine"]
+    cs = res["corpora"]
+    head = (f"**Against an earlier commit of itself, side by side** (`{res['command']}` -> `{AB}`; base "
+            f"{res['base'][:10]}, head {res['git_sha'][:10]}; the two alternate, {res['rounds']} rounds each, "
+            f"medians; {m['cpu']}, {m['cores']} cores):\n\n")
+    lines = ["| measure | " + " | ".join(f"{c['words'] / 1e6:.0f} M {c['shape']}: base / head (ratio)" for c in cs) + " |",
+             "|---|" + "---:|" * len(cs)]
+    for i, row in enumerate(cs[0]["rows"]):
+        cells = []
+        for c in cs:
+            r = c["rows"][i]
+            cells.append(f"{r['base']:.2f} / {r['head']:.2f} ({r['head_over_base']:.2f}x)")
+        name = row["measure"]          # e.g. "search_session p50_ms", "ingest_s"
+        name = name[:-3] + " ms" if name.endswith("_ms") else name[:-2] + " s" if name.endswith("_s") else name
+        lines.append(f"| {name.replace('_', ' ')} | " + " | ".join(cells) + " |")
+    return head + "\n".join(lines) + "\n"
+
+
 def block(root: Path = ROOT) -> str:
     parts = []
     if (root / RECALL).exists():
@@ -93,6 +114,8 @@ def block(root: Path = ROOT) -> str:
             res = json.loads((root / p).read_text())
             res["_path"] = p
             parts.append(speed_table(res))
+    if (root / AB).exists():
+        parts.append(ab_table(json.loads((root / AB).read_text())))
     return "\n".join(parts)
 
 
