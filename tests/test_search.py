@@ -403,3 +403,20 @@ def test_columns_follow_every_append_flush_and_merge(tmp_path):
     assert len(idx.segments) >= 1
     since = [h.seq for h in log.search("pear", k=200, since="2023-12")]
     assert since and all(log.expand(s).time >= "2023-12" for s in since)
+
+
+def test_identifier_parts_prefilter_never_skips_a_core():
+    """words._may_hold_core lets identifier_parts skip the regex scan of plain prose: on random
+    strings of letters (ASCII and not), digits, underscores and separators it is False only where
+    the regex finds no identifier core, so the parts are those of the full scan."""
+    import random
+
+    from scroll.search import words as W
+    rng = random.Random(0)
+    alphabet = "aZ_9 xY\u00e9\u0130\u00c9b_B1\n\t-.\ud800"
+    for _ in range(100_000):
+        t = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert W._may_hold_core(t) or not W._CORE.search(t), repr(t)
+    assert W.identifier_parts("call computeInvoiceTotal and metrics_exporter") == \
+        "compute Invoice Total metrics exporter"
+    assert W.identifier_parts("Plain prose. With Capitals, digits 42 and no identifiers.") == ""

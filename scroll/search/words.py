@@ -31,9 +31,23 @@ _PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _ONE_WORD = re.compile(r"\w\w+").fullmatch
 
 
+# ASCII letters, digits and "_" to one class byte each, everything else (non-ASCII bytes too: the
+# core's classes are ASCII) to a space: a core ("x_", "aB") can only be where these bytes show one
+_CLASSES = bytes(b"a"[0] if chr(i).islower() and i < 128 else b"A"[0] if chr(i).isupper() and i < 128
+                 else b"d"[0] if chr(i).isdigit() and i < 128 else b"_"[0] if i == 95 else 32 for i in range(256))
+
+
+def _may_hold_core(text: str) -> bool:
+    """False only if `text` has no identifier core (`_CORE`); ~100x cheaper than the regex scan."""
+    m = text.encode("utf-8", "surrogatepass").translate(_CLASSES)
+    return b"aA" in m or b"a_" in m or b"A_" in m or b"d_" in m
+
+
 def identifier_parts(text: str) -> str:
     """The words inside snake_case / camelCase identifiers of `text` ('' if it has none).
     Linear: the regex finds identifier cores, and each core is widened to its token."""
+    if not _may_hold_core(text):     # most prose: no scan (the regex took ~0.35 ms a 5 KB message)
+        return ""
     out: list[str] = []
     end = -1
     for m in _CORE.finditer(text):
