@@ -6,9 +6,9 @@ for the append phase, and the queries. Then each system runs in its OWN subproce
 each peak RSS is its own) and measures:
 
 - ingest: bulk import in transactions of `batch` events, until the first search answers;
-- search p50/p95 (k=10) over `queries` seeded queries, without and with a session filter;
 - (then an `os.sync()`, for every system: the import's writeback finishes before the timed
   phases below)
+- search p50/p95 (k=10) over `queries` seeded queries, without and with a session filter;
 - appends one at a time (each committed, index kept up to date) with one search after
   every `every` appends (interleaved p50/p95), plus a freshness probe each time: an event
   with a unique word is appended and must be the top hit of the very next search;
