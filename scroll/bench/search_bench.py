@@ -12,7 +12,8 @@ each peak RSS is its own) and measures:
 - appends one at a time (each committed, index kept up to date) with one search after
   every `every` appends (interleaved p50/p95), plus a freshness probe each time: an event
   with a unique word is appended and must be the top hit of the very next search;
-- reopen (open the log again + first search), index size on disk, peak RSS.
+- reopen (open the log again + first search), then the queries again in the reopened log
+  (what a fresh process sees), index size on disk, peak RSS.
 
 Retrieval quality (recall@10 with a session filter) is measured in the same run on a
 LoCoMo-scale generated set, and on real LoCoMo JSON when `locomo` is given.
