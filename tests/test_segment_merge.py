@@ -25,7 +25,8 @@ def _segment(root, rng, first_seq, n_docs, n_terms):
 def _by_sort(root, segs, n_terms):
     terms, docs, tfs, offset = [], [], [], 0
     for s in segs:
-        t, d, f = s.triples()
+        t = np.repeat(np.arange(s.n_terms, dtype=np.int64), np.diff(s.indptr))   # every posting's term
+        d, f = np.asarray(s.docs, dtype=np.int64), np.asarray(s.tfs, dtype=np.int64)
         terms.append(t), docs.append(d + offset), tfs.append(f)
         offset += s.n_docs
     terms, docs, tfs = (np.concatenate(x) for x in (terms, docs, tfs))

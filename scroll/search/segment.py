@@ -87,11 +87,6 @@ class Segment:
             return 0
         return int(self.indptr[tid + 1] - self.indptr[tid])
 
-    def triples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(term id, doc, tf) for every posting, ordered by term then doc."""
-        terms = np.repeat(np.arange(self.n_terms, dtype=np.int64), np.diff(self.indptr))
-        return terms, np.asarray(self.docs, dtype=np.int64), np.asarray(self.tfs, dtype=np.int64)
-
     @staticmethod
     def load(path: Path) -> "Segment":
         """Read into memory when the segment is at most RESIDENT_MAX bytes, else map it. Mapped
