@@ -13,18 +13,18 @@ import time
 import pytest
 
 from scroll import EventLog
-from scroll.search import upkeep as upkeep_mod   # where tail flushes and merges write segments
+from scroll.search import tail as tail_mod   # where tail flushes write their segments
 
 
 def test_a_full_tail_is_written_in_the_background_while_appends_and_searches_go_on(tmp_path, monkeypatch):
-    real = upkeep_mod.write_segment
+    real = tail_mod.write_segment
     started, release = threading.Event(), threading.Event()
 
     def slow_write(*a, **k):
         started.set()
         release.wait(10)                      # the writer is stuck until the test lets it go
         return real(*a, **k)
-    monkeypatch.setattr(upkeep_mod, "write_segment", slow_write)
+    monkeypatch.setattr(tail_mod, "write_segment", slow_write)
     log = EventLog(tmp_path / "b.db", index_options={"flush_docs": 50, "max_segments": 2})
     log.search("warm")
     for i in range(50):
@@ -51,14 +51,14 @@ def test_a_full_tail_is_written_in_the_background_while_appends_and_searches_go_
 
 
 def test_a_failed_background_write_keeps_the_frozen_tail_and_retries(tmp_path, monkeypatch):
-    real, calls = upkeep_mod.write_segment, []
+    real, calls = tail_mod.write_segment, []
 
     def flaky(*a, **k):
         calls.append(1)
         if len(calls) == 1:
             raise OSError("disk full")
         return real(*a, **k)
-    monkeypatch.setattr(upkeep_mod, "write_segment", flaky)
+    monkeypatch.setattr(tail_mod, "write_segment", flaky)
     log = EventLog(tmp_path / "f.db", index_options={"flush_docs": 20, "max_segments": 4})
     log.search("warm")
     for i in range(20):

@@ -445,12 +445,12 @@ def test_index_failure_after_a_committed_append_does_not_escape(log, monkeypatch
 
 
 def test_tail_grows_after_a_failed_segment_flush(tmp_path, monkeypatch, caplog):
-    import scroll.search.upkeep as upkeep_mod   # where tail flushes write segments
+    import scroll.search.tail as tail_mod   # where tail flushes write segments
 
     path = tmp_path / "f.db"
     log = EventLog(path, index_options={"flush_docs": 16, "max_segments": 3})
     log.search("warm")
-    real = upkeep_mod.write_segment
+    real = tail_mod.write_segment
     fails = {"n": 0}
 
     def failing_once(*a, **kw):
@@ -459,7 +459,7 @@ def test_tail_grows_after_a_failed_segment_flush(tmp_path, monkeypatch, caplog):
             raise OSError(28, "No space left on device")
         return real(*a, **kw)
 
-    monkeypatch.setattr(upkeep_mod, "write_segment", failing_once)
+    monkeypatch.setattr(tail_mod, "write_segment", failing_once)
     with caplog.at_level(logging.WARNING):
         for i in range(100):
             seq = log.append(session=f"s{i % 3}", role="user", text=f"word{i} shared")

@@ -6,20 +6,22 @@ import json
 
 import numpy as np
 
-from scroll.search.segment import _ARRAYS, DocBatch, Segment, merge_segments, write_segment
+from scroll.search.segment import _ARRAYS, Segment, merge_segments, write_segment
+from scroll.search.tail import Tail
 
 
 def _segment(root, rng, first_seq, n_docs, n_terms):
-    counts = []
-    for _ in range(n_docs):
+    """A segment as the index writes one: documents added to a Tail, then `Tail.write`."""
+    tail, codes = Tail(4), {}
+    for i in range(n_docs):
         k = int(rng.integers(0, 12))
         terms = rng.choice(n_terms, size=min(k, n_terms), replace=False)
-        counts.append({int(t): int(rng.integers(1, 9)) for t in terms})
-    batch = DocBatch(seqs=list(range(first_seq, first_seq + n_docs)), dls=[max(1, sum(c.values())) for c in counts],
-                     counts=counts, sess=[f"s{rng.integers(0, 4)}" for _ in range(n_docs)],
-                     kind=["message"] * n_docs, role=[str(rng.choice(["user", "assistant"])) for _ in range(n_docs)],
-                     origin=["history"] * n_docs, times=["2026-01-01"] * n_docs)
-    return Segment.load(write_segment(root, batch, n_terms=n_terms))
+        ids = {int(t): int(rng.integers(1, 9)) for t in terms}
+        strs = {"sess": f"s{rng.integers(0, 4)}", "kind": "message", "role": str(rng.choice(["user", "assistant"])),
+                "origin": "history"}
+        tail.add(first_seq + i, ids, max(1, sum(ids.values())), {f: codes.setdefault((f, v), len(codes))
+                                                                  for f, v in strs.items()}, strs, "2026-01-01")
+    return Segment.load(tail.write(root, n_terms))
 
 
 def _by_sort(root, segs, n_terms):

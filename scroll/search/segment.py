@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,20 +21,6 @@ import numpy as np
 RESIDENT_MAX = 256 << 20   # a segment up to this size is read into memory (`Segment.load`)
 _ARRAYS = ("indptr", "docs", "tfs", "dl", "seqs", "sess", "kind", "role", "origin", "times", "maxtf", "mindl")
 _FIELDS = ("sess", "kind", "role", "origin")  # string columns stored as codes + a table
-
-
-@dataclass
-class DocBatch:
-    """Documents in seq order, ready to become a segment."""
-
-    seqs: list[int]
-    dls: list[int]
-    counts: list[dict[int, int]]  # term id -> tf
-    sess: list[str]
-    kind: list[str]
-    role: list[str]
-    origin: list[str]
-    times: list[str]
 
 
 class Segment:
@@ -129,35 +114,15 @@ def _bounds(indptr: np.ndarray, tfs: np.ndarray, dls: np.ndarray) -> tuple[np.nd
     return maxtf, mindl
 
 
-def write_segment(root: Path, batch: DocBatch | None = None, *, triples=None, csr=None, meta=None,
-                  n_terms: int) -> Path:
-    """Write a segment from a batch of documents, from (terms, docs, tfs) + meta arrays, or from
-    postings already in order, (indptr, docs, tfs) + meta (a merge)."""
-    if batch is not None:
-        n = len(batch.seqs)
-        lens = np.fromiter((len(c) for c in batch.counts), dtype=np.int64, count=n)
-        total = int(lens.sum())
-        terms = np.empty(total, dtype=np.int64)
-        tfs = np.empty(total, dtype=np.int64)
-        pos = 0
-        for c in batch.counts:
-            k = len(c)
-            terms[pos:pos + k] = np.fromiter(c.keys(), dtype=np.int64, count=k)
-            tfs[pos:pos + k] = np.fromiter(c.values(), dtype=np.int64, count=k)
-            pos += k
-        docs = np.repeat(np.arange(n, dtype=np.int64), lens)
-        meta = {
-            "dl": np.asarray(batch.dls, dtype=np.uint32),
-            "seqs": np.asarray(batch.seqs, dtype=np.int64),
-            "sess": batch.sess, "kind": batch.kind, "role": batch.role, "origin": batch.origin,
-            "times": np.asarray(batch.times, dtype=str),
-        }
-    elif triples is not None:
-        terms, docs, tfs = triples
+def write_segment(root: Path, *, triples=None, csr=None, meta, n_terms: int) -> Path:
+    """Write a segment from (terms, docs, tfs) postings in doc order, or from postings already
+    in CSR form, (indptr, docs, tfs) (a merge); `meta`: the per-doc arrays (dl, seqs, times)
+    and the string fields, each a list of strings or already (codes, table)."""
     if csr is not None:
         indptr, docs, tfs = csr
     else:
-        order = np.argsort(terms, kind="stable")  # docs already ascending within a term
+        terms, docs, tfs = triples
+        order = np.argsort(terms, kind="stable")  # docs stay ascending within a term
         terms, docs, tfs = terms[order], docs[order], tfs[order]
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])

@@ -3,7 +3,7 @@
     tail = Tail(capacity=1024)
     tail.add(seq, {term_id: tf}, length, codes, strings, time)
     tail.part(term_id, offset)        # its postings of one term, for TopK
-    tail.batch()                       # everything, as a DocBatch for write_segment
+    tail.write(root, n_terms)          # everything, as a segment (write_segment)
 
 A tail only grows. When it is written as a segment in the background it is *frozen* (the
 index starts a new tail and never adds to the frozen one), so the writer thread can read it
@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from .segment import _FIELDS, DocBatch
+from .segment import _FIELDS, write_segment
 from .topk import Part
 from .vocab import SHARDS
 
 _MASK = SHARDS - 1
 _TF_MAX = (1 << 32) - 1   # a tf is stored in 32 bits (segments clip it there too)
+_CHUNK = 1 << 16          # entries per chunk of the flat (term, tf) arrays
 
 
 class Tail:
@@ -34,7 +36,15 @@ class Tail:
         # one growing dict would stall an append while it resizes (10 ms at 44 k terms; vocab.py)
         self.post: list[dict[int, np.ndarray]] = [{} for _ in range(SHARDS)]
         self.n_post: list[dict[int, int]] = [{} for _ in range(SHARDS)]
-        self.counts: list[dict[int, int]] = []
+        # every doc's (term id, tf) pairs again, flat and in doc order, in fixed-size chunks that
+        # are never copied: what `write` turns into a segment with a few numpy calls. The
+        # background flush used to build them from per-doc dicts in a Python loop, and while it
+        # held the GIL every GIL release of a concurrent append (each SQLite call) waited up to
+        # the 5 ms switch interval for it: appends of 20-70 ms during a flush (measured).
+        self._terms: list[np.ndarray] = []
+        self._tfs: list[np.ndarray] = []
+        self._used: list[int] = []
+        self.n_unique = np.zeros(cap, dtype=np.int64)   # per doc: how many (term, tf) pairs
         self.seqs = np.zeros(cap, dtype=np.int64)
         self.dl = np.zeros(cap, dtype=np.float64)
         self.codes = {f: np.zeros(cap, dtype=np.int32) for f in _FIELDS}
@@ -62,7 +72,17 @@ class Tail:
                 a = all_post[s][tid] = np.empty(2, dtype=np.int64)
             a[k] = doc | (c if c < _TF_MAX else _TF_MAX)
             n_post[tid] = k + 1
-        self.counts.append(ids)
+        k = len(ids)
+        if not self._used or self._used[-1] + k > len(self._terms[-1]):
+            size = max(_CHUNK, k)
+            self._terms.append(np.empty(size, dtype=np.int64))
+            self._tfs.append(np.empty(size, dtype=np.int64))
+            self._used.append(0)
+        u = self._used[-1]
+        self._terms[-1][u:u + k] = np.fromiter(ids, dtype=np.int64, count=k)
+        self._tfs[-1][u:u + k] = np.fromiter(ids.values(), dtype=np.int64, count=k)
+        self._used[-1] = u + k
+        self.n_unique[i] = k
         self.seqs[i] = seq
         self.dl[i] = length
         for f in _FIELDS:
@@ -76,6 +96,7 @@ class Tail:
         cap = 2 * len(self.seqs)
         self.seqs = np.resize(self.seqs, cap)
         self.dl = np.resize(self.dl, cap)
+        self.n_unique = np.resize(self.n_unique, cap)
         self.codes = {f: np.resize(a, cap) for f, a in self.codes.items()}
 
     @property
@@ -99,10 +120,20 @@ class Tail:
     def df(self, tid: int) -> int:
         return self.n_post[tid & _MASK].get(tid, 0)
 
-    def batch(self) -> DocBatch:
+    def write(self, root: Path, n_terms: int) -> Path:
+        """Write every document as a segment; vectorised (no loop over documents), so that
+        a background flush rarely holds the GIL (see `_terms`)."""
         n = self.n
-        return DocBatch(seqs=self.seqs[:n].tolist(), dls=self.dl[:n].astype(np.int64).tolist(),
-                        counts=self.counts, times=self.times, **self.strs)
+        terms = np.concatenate([a[:u] for a, u in zip(self._terms, self._used)])
+        tfs = np.concatenate([a[:u] for a, u in zip(self._tfs, self._used)])
+        docs = np.repeat(np.arange(n, dtype=np.int64), self.n_unique[:n])
+        meta = {"dl": self.dl[:n].astype(np.uint32), "seqs": self.seqs[:n].copy(),
+                "times": np.asarray(self.times[:n], dtype=str)}
+        for f in _FIELDS:   # the index's codes -> this segment's own (codes, table)
+            uniq, first, local = np.unique(self.codes[f][:n], return_index=True, return_inverse=True)
+            strs = self.strs[f]
+            meta[f] = (local.astype(np.int32), [strs[j] for j in first.tolist()])
+        return write_segment(root, triples=(terms, docs, tfs), meta=meta, n_terms=n_terms)
 
 
 def _grown(a: np.ndarray, used: int) -> np.ndarray:

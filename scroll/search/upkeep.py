@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from .segment import _FIELDS, Segment, merge_segments, write_segment
+from .segment import _FIELDS, Segment, merge_segments
 from .store import append_vocab, dir_lock
 from .tail import FlushJob, ForeignChange, static_with
 
@@ -58,7 +58,7 @@ class SegmentUpkeep:
             with dir_lock(self.path):
                 if self._stamp() != job.base_stamp:
                     raise ForeignChange()
-                path = write_segment(self.path, job.frozen.batch(), n_terms=job.n_terms)
+                path = job.frozen.write(self.path, job.n_terms)
                 append_vocab(self.path, job.vocab_persisted, job.new_terms)
                 segs = self._merged(job.base_segments + [Segment.load(path)], job.n_terms)
                 # the manifest write deletes the merged-away segments
@@ -110,7 +110,7 @@ class SegmentUpkeep:
             if tail is None or not tail.n:
                 continue
             # on failure the tail still holds these documents
-            self._append_segment(lambda: write_segment(self.path, tail.batch(), n_terms=len(self.vocab)))
+            self._append_segment(lambda: tail.write(self.path, len(self.vocab)))
             self._rebuild_static()
             setattr(self, which, None if which == "_frozen" else self._new_tail())
             self._epoch += 1
