@@ -398,7 +398,10 @@ class SearchIndex(IndexQuery, SegmentUpkeep):
     def _check_manifest(self) -> None:
         """Install our own finished flush; reload if another process changed the index."""
         self._install(wait=False)
-        if self._stamp() != self._manifest_stamp:
+        stamp = self._stamp()
+        if stamp != self._manifest_stamp:
+            if self._job is not None and self._job.stamp == stamp:
+                return                          # our own flush, about to say it is done: installed next time
             if self._job is not None:
                 self._install(wait=True)        # it may be our own flush, just written
                 if self._stamp() == self._manifest_stamp:

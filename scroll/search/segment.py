@@ -171,6 +171,7 @@ def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
     start = indptr[:-1].copy()         # where each term's postings of the next segment go
     offset = 0
     meta: dict[str, list] = {k: [] for k in ("dl", "seqs", "times") + _FIELDS}
+    tables: dict[str, dict[str, int]] = {f: {} for f in _FIELDS}   # merged string tables
     for si, seg in enumerate(segs):
         c = counts[si, :seg.n_terms]
         # posting j of term t goes to start[t] + (j - indptr[t]): one repeat gives start - indptr
@@ -183,12 +184,14 @@ def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
         meta["dl"].append(np.asarray(seg.dl))
         meta["seqs"].append(np.asarray(seg.seqs))
         meta["times"].append(seg.times)
-        for field in _FIELDS:
-            local, table = seg.local(field), seg.strings[field]
-            meta[field].extend(table[i] for i in np.asarray(local))
+        for field in _FIELDS:   # a loop over each table's strings, not over the documents
+            merged_table = tables[field]
+            remap = np.array([merged_table.setdefault(v, len(merged_table)) for v in seg.strings[field]],
+                             dtype=np.int32)
+            meta[field].append(remap[np.asarray(seg.local(field))])
     merged = {
         "dl": np.concatenate(meta["dl"]), "seqs": np.concatenate(meta["seqs"]),
         "times": np.concatenate(meta["times"]).astype(str),
-        **{field: meta[field] for field in _FIELDS},
+        **{field: (np.concatenate(meta[field]), list(tables[field])) for field in _FIELDS},
     }
     return write_segment(root, csr=(indptr, docs, tfs), meta=merged, n_terms=n_terms)

@@ -61,10 +61,12 @@ class SegmentUpkeep:
                 path = job.frozen.write(self.path, job.n_terms)
                 append_vocab(self.path, job.vocab_persisted, job.new_terms)
                 segs = self._merged(job.base_segments + [Segment.load(path)], job.n_terms)
+                # all that is left after the manifest write is to say so: an append that sees the new
+                # manifest before `done` waits for the rest of the job (_check_manifest)
+                job.static = static_with(job.base_static, job.frozen, segs)
+                job.segments = segs
                 # the manifest write deletes the merged-away segments
                 job.stamp = self._write_manifest_file(segs, segs[-1].last_seq, job.n_terms, job.generation + 1)
-            job.static = static_with(job.base_static, job.frozen, segs)
-            job.segments = segs
         except BaseException as e:  # noqa: BLE001 - reported to the main thread by _install
             job.error = e
         finally:
