@@ -60,6 +60,10 @@ def speed_table(res: dict) -> str:
     ratios = [f"{p} {ours['ingest_s'] / run['systems'][p]['ingest_s']:.2f}x" for p in ("fts5", "fts5-fields")
               if "ingest_s" in run["systems"].get(p, {}) and "ingest_s" in ours]
     tail = f"\nIngest, ours / peer: {', '.join(ratios)}.\n" if ratios else ""
+    if "index_flushes_during_appends" in ours:
+        tail += (f"\nDuring our {ours['append']['n']:,} timed appends the index wrote "
+                 f"{ours['index_flushes_during_appends']} tail segments in the background (each with its merges); "
+                 "FTS5 merges its segments inside its commits.\n")
     if res.get("config", {}).get("settle"):
         tail += ("\nAfter its import, each system waits for an `os.sync()` (not counted in ingest) before the "
                  "timed searches and appends, so that they do not run against the import's writeback.\n")

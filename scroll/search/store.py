@@ -36,8 +36,9 @@ def read_manifest(path: Path) -> dict | None:
 
 
 def write_manifest(path: Path, header: dict, segments: list, covered_seq: int, vocab_size: int,
-                   generation: int) -> tuple | None:
-    """Atomically replace the manifest, then delete what it no longer names; returns its stamp."""
+                   generation: int, on_replaced=None) -> tuple | None:
+    """Atomically replace the manifest, then delete what it no longer names; returns its stamp.
+    `on_replaced(stamp)` is called in between (the deletes may take a while)."""
     data = {**header, "generation": generation, "covered_seq": covered_seq, "vocab_size": vocab_size,
             "segments": [s.path.name for s in segments]}
     tmp = path / (MANIFEST + ".tmp")
@@ -47,6 +48,8 @@ def write_manifest(path: Path, header: dict, segments: list, covered_seq: int, v
         os.fsync(fh.fileno())
     os.replace(tmp, path / MANIFEST)
     stamp = manifest_stamp(path)
+    if on_replaced is not None:
+        on_replaced(stamp)
     # under the lock every write is finished: a segment the manifest does not name (merged
     # away, or left by a writer killed before its manifest) and any .tmp- dir are garbage
     keep = set(data["segments"])
