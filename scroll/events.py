@@ -265,14 +265,15 @@ class EventLog:
         the chain; inside the caller's BEGIN IMMEDIATE. `seqs`: explicit seqs (copy_log)."""
         head = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         last, prev = head if head else (0, self._genesis)
-        out = []
+        out, values = [], []
         for i, row in enumerate(rows):
             seq = seqs[i] if seqs is not None else last + 1
             h = migrations.event_hash(seq, *row[:4], row[8], *row[4:8], prev)
-            conn.execute("INSERT INTO events(seq, session, time, kind, role, text, meta, payload, tokens, origin, "
-                         "prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", (seq, *row, prev, h))
+            values.append((seq, *row, prev, h))
             last, prev = seq, h
             out.append(seq)
+        conn.executemany("INSERT INTO events(seq, session, time, kind, role, text, meta, payload, tokens, origin, "
+                         "prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values)
         return out
 
     def _commit_rows(self, rows: list[tuple], seqs: list[int] | None = None, relax: bool = False) -> list[int]:

@@ -166,10 +166,8 @@ def _enc(v: Any) -> bytes:
 def event_hash(seq: int, session: str, time: str, kind: str, role: str, origin: str, text: str,
                meta: str, payload: str | None, tokens: int, prev_hash: str) -> str:
     """sha256 over a length-prefixed encoding: `n;` for NULL, `i<int>;`, `s<bytes>:<utf-8>`."""
-    h = hashlib.sha256(b"scroll-event-v2\x00")
-    for v in (seq, session, time, kind, role, origin, text, meta, payload, tokens, prev_hash):
-        h.update(_enc(v))
-    return h.hexdigest()
+    return hashlib.sha256(b"".join((b"scroll-event-v2\x00", *map(_enc, (
+        seq, session, time, kind, role, origin, text, meta, payload, tokens, prev_hash))))).hexdigest()
 
 
 # ------------------------------------------------------------------------ schema

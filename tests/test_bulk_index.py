@@ -240,3 +240,18 @@ def test_a_silent_splitter_times_out_and_indexing_goes_on(monkeypatch):
     finally:
         proc.send_signal(signal.SIGCONT)
     assert proc.wait(timeout=10) is not None                     # closed and reaped
+
+
+def test_summed_equals_unique_and_bincount_also_past_the_packing_limit():
+    from scroll.search.bulk import _summed
+
+    rng = np.random.default_rng(3)
+    for hi in (50, 10**6, 1 << 60):                  # 1 << 60: too wide to pack, the general way
+        keys = rng.integers(0, hi, 20_000, dtype=np.int64)
+        wts = rng.integers(1, 9, 20_000, dtype=np.int64)
+        uniq, inv = np.unique(keys, return_inverse=True)
+        got_keys, got_sums = _summed(keys, wts)
+        assert np.array_equal(got_keys, uniq)
+        assert np.array_equal(got_sums, np.bincount(inv, weights=wts).astype(np.int64))
+    empty = np.zeros(0, dtype=np.int64)
+    assert [len(a) for a in _summed(empty, empty)] == [0, 0]

@@ -309,9 +309,24 @@ class BulkTokens:
         # one sort by (term, doc): the segment's posting order, so write_segment's stable sort by
         # term meets sorted input
         width = max(n, 1)
-        keys, inv = np.unique(ids * width + doc_of, return_inverse=True)
-        tfs = np.bincount(inv, weights=wts, minlength=len(keys)).astype(np.int64)
+        keys, tfs = _summed(ids * width + doc_of, wts)
         return BatchPostings(keys // width, keys % width, tfs, dls)
+
+
+def _summed(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys in ascending order and the sum of the weights of each. The weights
+    (small, >= 1) ride in the low bits of the keys through one value sort: numpy sorts plain
+    int64 values with SIMD, 4x faster here than np.unique's argsort + inverse (1.5 M keys)."""
+    if not len(keys):
+        return keys, weights.astype(np.int64)
+    bits = int(weights.max()).bit_length()
+    if int(keys.max()) >= (1 << (62 - bits)):       # would not fit: the general way
+        uniq, inv = np.unique(keys, return_inverse=True)
+        return uniq, np.bincount(inv, weights=weights, minlength=len(uniq)).astype(np.int64)
+    packed = np.sort((keys << bits) | weights)
+    only = packed >> bits
+    starts = np.flatnonzero(np.concatenate(([True], only[1:] != only[:-1])))
+    return only[starts], np.add.reduceat(packed & ((1 << bits) - 1), starts)
 
 
 def _pieces(texts: list[str]) -> tuple[list[str], np.ndarray]:
