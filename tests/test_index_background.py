@@ -125,3 +125,43 @@ def test_sigkill_during_bulk_imports_and_merges_loses_nothing_acknowledged(tmp_p
         names = {p.name for p in (tmp_path / "imp.db.index").iterdir()}
         assert not any(n.startswith(".tmp-") for n in names)
         assert {n for n in names if n.startswith("seg-")} == {s.path.name for s in log.index.segments}
+
+
+def test_appends_do_not_wait_for_a_flush_that_has_written_its_manifest(tmp_path, monkeypatch):
+    """Between our flush's manifest write and its end (it deletes the merged-away segments then),
+    an append that sees the new manifest recognises it as our own and goes on; the flush is
+    installed by a later call."""
+    import shutil
+
+    from scroll.search import store as store_mod
+
+    real_rmtree, in_delete, release = shutil.rmtree, threading.Event(), threading.Event()
+
+    def slow_rmtree(path, *a, **k):
+        if threading.current_thread().name == "scroll-index-flush":
+            in_delete.set()
+            release.wait(10)
+        return real_rmtree(path, *a, **k)
+    monkeypatch.setattr(store_mod.shutil, "rmtree", slow_rmtree)
+    log = EventLog(tmp_path / "w.db", index_options={"flush_docs": 20, "max_segments": 1})
+    log.search("warm")
+    for i in range(20):                        # the first flush: one segment, nothing merged away
+        log.append(session="s", role="user", text=f"pear{i} common")
+    log.index._install(wait=True)
+    for i in range(20, 40):                    # the second: merged with the first, which is deleted
+        log.append(session="s", role="user", text=f"pear{i} common")
+    assert in_delete.wait(5), "the second flush should merge and delete the merged-away segments"
+    idx = log.index
+    job = idx._job
+    assert job is not None and not job.done.is_set() and job.stamp == idx._stamp()
+    t0 = time.perf_counter()
+    for i in range(40, 45):
+        log.append(session="s", role="user", text=f"pear{i} common")
+    assert time.perf_counter() - t0 < 2.0 and idx._job is job and not job.done.is_set()
+    assert len(log.search("common", k=100)) == 45 and [h.seq for h in log.search("pear7")] == [8]
+    release.set()
+    job.done.wait(5)
+    log.append(session="s", role="user", text="pear45 common")   # installs the finished flush
+    assert idx._job is None and len(idx.segments) == 1 and idx.segments[0].n_docs == 40
+    assert [h.seq for h in log.search("pear41")] == [42] and len(log.search("common", k=100)) == 46
+    log.close()

@@ -61,8 +61,8 @@ class SegmentUpkeep:
                 path = job.frozen.write(self.path, job.n_terms)
                 append_vocab(self.path, job.vocab_persisted, job.new_terms)
                 segs = self._merged(job.base_segments + [Segment.load(path)], job.n_terms)
-                # all that is left after the manifest write is to say so: an append that sees the new
-                # manifest before `done` waits for the rest of the job (_check_manifest)
+                # everything is ready before the manifest write: an append that sees the new manifest
+                # before `done` knows it by the job's stamp and goes on (_check_manifest)
                 job.static = static_with(job.base_static, job.frozen, segs)
                 job.segments = segs
                 # the manifest write deletes the merged-away segments; the stamp is the job's as soon
