@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     from scroll.bench import report
+    from scroll.bench.readme_tables import ab_label
     from scroll.bench.search_bench import BenchConfig, calibration, prepare
 
     base_sha = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
@@ -86,7 +87,8 @@ def main(argv: list[str] | None = None) -> None:
             for key, sub in MEASURES:
                 b = statistics.median(_get(x, key, sub) for x in runs["base"])
                 h = statistics.median(_get(x, key, sub) for x in runs["head"])
-                rows.append({"measure": key if sub is None else f"{key} {sub}", "base": b, "head": h,
+                measure, stat, unit = (key[:-2], None, "s") if sub is None else (key, *sub.split("_"))
+                rows.append({"measure": measure, "stat": stat, "unit": unit, "base": b, "head": h,
                              "head_over_base": h / b if b else None})
             result["corpora"].append({**meta, "rows": rows, "runs": runs})
             shutil.rmtree(d, ignore_errors=True)
@@ -99,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     for c in result["corpora"]:
         print(f"\n{c['words'] / 1e6:.1f} M words, {c['shape']} (median of {args.rounds}; base {base_sha[:10]})")
         for row in c["rows"]:
-            print(f"  {row['measure']:<22} base {row['base']:9.2f}  head {row['head']:9.2f}  head/base "
+            print(f"  {ab_label(row):<22} base {row['base']:9.2f}  head {row['head']:9.2f}  head/base "
                   f"{row['head_over_base']:.2f}")
     print(f"wrote {args.out}")
 

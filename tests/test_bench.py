@@ -220,8 +220,29 @@ def test_ab_script_runs_both_versions_side_by_side(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads(out.read_text())
-    rows = {r["measure"]: r for r in res["corpora"][0]["rows"]}
-    assert rows["search p50_ms"]["base"] > 0 and rows["search p50_ms"]["head"] > 0
+    from scroll.bench.readme_tables import ab_label, ab_table
+    rows = {ab_label(r): r for r in res["corpora"][0]["rows"]}
+    assert rows["search p50 ms"]["base"] > 0 and rows["search p50 ms"]["head"] > 0
+    assert rows["ingest s"]["stat"] is None and "| append max ms |" in ab_table(res)
     assert len(res["corpora"][0]["runs"]["base"]) == len(res["corpora"][0]["runs"]["head"]) == 1
     listed = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True).stdout
     assert "scroll-ab-" not in listed                     # its worktree is removed again
+
+
+def test_ingest_rounds_script_takes_turns_and_reports_medians(tmp_path):
+    """scripts/bench_ingest.py on a tiny corpus: every system imports the same bulk part each
+    round, in its own process; medians, ratios and the README table come from those times."""
+    import subprocess
+    import sys
+    out = tmp_path / "ingest.json"
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_ingest.py"), "--sizes", "1e5:chat",
+                        "--rounds", "2", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(out.read_text())
+    c = res["corpora"][0]
+    assert set(c["ingest_s"]) == {"ours", "fts5", "fts5-fields"}
+    assert all(len(v) == 2 and all(x > 0 for x in v) for v in c["ingest_s"].values())
+    assert c["ours_over_peer"]["fts5"] == pytest.approx(c["median_s"]["ours"] / c["median_s"]["fts5"])
+    from scroll.bench.readme_tables import ingest_table
+    table = ingest_table(res)
+    assert f"{c['events_bulk']:,}" in table and "ours / fts5-fields" in table

@@ -16,6 +16,7 @@ BEGIN, END = "<!-- search-tables:begin -->", "<!-- search-tables:end -->"
 SPEED = ("results/bench/search-13m-long.json", "results/bench/search-10m-chat.json")
 RECALL = "results/bench/recall-sets.json"
 AB = "results/bench/search-ab.json"
+INGEST = "results/bench/ingest-rounds.json"
 SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
 SPEED_ROWS = [
     ("ingest s (bulk, until searchable)", lambda r: r["ingest_s"], "{:.1f}"),
@@ -89,6 +90,27 @@ def recall_table(res: dict) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def ab_label(row: dict) -> str:
+    """"search p50 ms", "ingest s": an A/B row's measure, statistic and unit."""
+    return " ".join(x for x in (row["measure"].replace("_", " "), row["stat"], row["unit"]) if x)
+
+
+def ingest_table(res: dict) -> str:
+    """Ingest alone, the systems taking turns, several rounds (scripts/bench_ingest.py)."""
+    m = res["machine"]
+    head = (f"**Ingest alone, {res['rounds']} rounds, the systems taking turns** (`{res['command']}` -> "
+            f"`{INGEST}`; {m['cpu']}, {m['cores']} cores; git {res['git_sha'][:10]}):\n\n")
+    peers = list(res["corpora"][0]["ours_over_peer"])
+    lines = ["| corpus | events imported | " + " | ".join(f"{s} median s (all)" for s in ("ours", *peers))
+             + " | " + " | ".join(f"ours / {p}" for p in peers) + " |",
+             "|---|---:|" + "---:|" * (1 + 2 * len(peers))]
+    for c in res["corpora"]:
+        cells = [f"{c['median_s'][s]:.2f} ({', '.join(f'{x:.2f}' for x in c['ingest_s'][s])})" for s in ("ours", *peers)]
+        cells += [f"{c['ours_over_peer'][p]:.2f}x" for p in peers]
+        lines.append(f"| {c['words'] / 1e6:.1f} M words, {c['shape']} | {c['events_bulk']:,} | " + " | ".join(cells) + " |")
+    return head + "\n".join(lines) + "\n"
+
+
 def ab_table(res: dict) -> str:
     """Our engine against an earlier commit of itself, one run (scripts/bench_search_ab.py)."""
     m = res["machine"]
@@ -103,9 +125,7 @@ def ab_table(res: dict) -> str:
         for c in cs:
             r = c["rows"][i]
             cells.append(f"{r['base']:.2f} / {r['head']:.2f} ({r['head_over_base']:.2f}x)")
-        name = row["measure"]          # e.g. "search_session p50_ms", "ingest_s"
-        name = name[:-3] + " ms" if name.endswith("_ms") else name[:-2] + " s" if name.endswith("_s") else name
-        lines.append(f"| {name.replace('_', ' ')} | " + " | ".join(cells) + " |")
+        lines.append(f"| {ab_label(row)} | " + " | ".join(cells) + " |")
     return head + "\n".join(lines) + "\n"
 
 
@@ -118,6 +138,8 @@ def block(root: Path = ROOT) -> str:
             res = json.loads((root / p).read_text())
             res["_path"] = p
             parts.append(speed_table(res))
+    if (root / INGEST).exists():
+        parts.append(ingest_table(json.loads((root / INGEST).read_text())))
     if (root / AB).exists():
         parts.append(ab_table(json.loads((root / AB).read_text())))
     return "\n".join(parts)

@@ -52,6 +52,7 @@ class BenchConfig:
     shape: str = "chat"          # chat (corpus.generate, long_share of pasted passages) | long | tool
     durability: str = "full"     # both systems: synchronous=FULL (EventLog's default) or normal
     settle: bool = True          # os.sync() after each system's import, before its timed phases
+    ingest_only: bool = False    # the worker stops after the import (scripts/bench_ingest.py)
     systems: tuple[str, ...] = SYSTEMS
     quality: bool = True
     quality_words: int = 60_000  # LoCoMo-scale: ~10 conversations of 400 turns
@@ -283,6 +284,10 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     sysobj.log.search(qs[0]["query"], k=10)
     res["ingest_s"] = time.perf_counter() - t0
     res["events_bulk"] = n_bulk
+    if cfg.ingest_only:
+        sysobj.log.close()
+        os.sync()   # the next system's import does not meet this one's writeback
+        return res
     if cfg.settle:
         # the import just wrote hundreds of MB that the kernel is still writing back: the first
         # fsyncs after it wait for that (measured here: 100-200 ms, ours and FTS5's alike), and the
