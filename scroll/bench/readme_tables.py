@@ -63,7 +63,8 @@ def speed_table(res: dict) -> str:
     tail = f"\nIngest, ours / peer: {', '.join(ratios)}.\n" if ratios else ""
     if "index_flushes_during_appends" in ours:
         tail += (f"\nDuring our {ours['append']['n']:,} timed appends the index wrote "
-                 f"{ours['index_flushes_during_appends']} tail segments in the background (each with its merges); "
+                 f"{ours['index_flushes_during_appends']} tail segments in the background and took them into use "
+                 "(each with its merges); "
                  "FTS5 merges its segments inside its commits.\n")
     if res.get("config", {}).get("settle"):
         tail += ("\nAfter its import, each system waits for an `os.sync()` (not counted in ingest) before the "
@@ -117,7 +118,8 @@ def ab_table(res: dict) -> str:
     cs = res["corpora"]
     head = (f"**Against an earlier commit of itself, side by side** (`{res['command']}` -> `{AB}`; base "
             f"{res['base'][:10]}, head {res['git_sha'][:10]}; the two alternate, {res['rounds']} rounds each, "
-            f"medians; {m['cpu']}, {m['cores']} cores):\n\n")
+            f"medians; {m['cpu']}, {m['cores']} cores; neither waits for an `os.sync()` after its import, "
+            "so the appends meet the import's writeback):\n\n")
     lines = ["| measure | " + " | ".join(f"{c['words'] / 1e6:.0f} M {c['shape']}: base / head (ratio)" for c in cs) + " |",
              "|---|" + "---:|" * len(cs)]
     for i, row in enumerate(cs[0]["rows"]):
