@@ -130,7 +130,7 @@ class Tail:
         meta = {"dl": self.dl[:n].astype(np.uint32), "seqs": self.seqs[:n].copy(),
                 "times": np.asarray(self.times[:n], dtype=str)}
         for f in _FIELDS:   # the index's codes -> this segment's own (codes, table)
-            uniq, first, local = np.unique(self.codes[f][:n], return_index=True, return_inverse=True)
+            _, first, local = np.unique(self.codes[f][:n], return_index=True, return_inverse=True)
             strs = self.strs[f]
             meta[f] = (local.astype(np.int32), [strs[j] for j in first.tolist()])
         return write_segment(root, triples=(terms, docs, tfs), meta=meta, n_terms=n_terms)
