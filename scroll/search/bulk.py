@@ -23,14 +23,15 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from itertools import chain
 
 import numpy as np
 
 from .documents import DocModel, IndexDoc, field_term, field_value
 from .splitter import Job, Splitter, SplitterError
-from .tokens import Tokenizer, _chunks, _split
+from .tokens import Tokenizer, _chunks
 from .vocab import Vocabulary
+from .wordnums import WordNumbers
 from .words import analyse
 
 
@@ -71,12 +72,12 @@ class _Ragged:
 
 class _Words:
     """Every distinct word (as written) numbered so far -> per number the term ids of the word
-    (`text`) and of its identifier words (`parts`). Local numbering uses `number`; with the
+    (`text`) and of its identifier words (`parts`). Local numbering uses `numbers`; with the
     splitter, the helper numbers and `add_analysed` gets its words' analyses in its order."""
 
     def __init__(self, tok: Tokenizer, vocab: Vocabulary):
         self.tok, self.vocab = tok, vocab
-        self.number: dict[str, int] = {}
+        self.numbers = WordNumbers()
         self.text, self.parts = _Ragged(), _Ragged()
 
     def add_analysed(self, analysed: tuple[list[str], list[int], list[str], list[int]]) -> None:
@@ -86,19 +87,12 @@ class _Words:
         self.text.extend(lens, ids[:len(terms)])
         self.parts.extend(part_lens, ids[len(terms):])
 
-    def numbers(self, flat: list[str]) -> np.ndarray:
-        """The word number of every word in `flat`; new words are analysed first."""
-        nums = np.fromiter(map(self.number.get, flat, repeat(-1)), dtype=np.int64, count=len(flat))
-        new_at = nums < 0
-        if new_at.any():
-            mask = new_at.tolist()
-            new = list(dict.fromkeys(compress(flat, mask)))
-            base = len(self.number)
-            self.number.update(zip(new, range(base, base + len(new))))
+    def number(self, pieces: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(the word number of every word of the pieces, words per piece); new words are analysed."""
+        nums, per_piece, new = self.numbers.number(pieces)
+        if new:
             self.add_analysed(analyse(new, self.tok._stemmer.stemWords))
-            nums[new_at] = np.fromiter(map(self.number.__getitem__, compress(flat, mask)), dtype=np.int64,
-                                       count=int(new_at.sum()))
-        return nums
+        return nums, per_piece
 
 
 @dataclass
@@ -196,10 +190,11 @@ class BulkTokens:
         return np.frombuffer(nums, dtype=np.int32)[lo:hi].astype(np.int64), per_text.astype(np.int64)
 
     def _split_here(self, texts: list[str]) -> tuple[_Words, np.ndarray, np.ndarray]:
-        per = [_split(t) if len(t) <= (1 << 20) else list(chain.from_iterable(map(_split, _chunks(t))))
-               for t in texts]
-        lens = np.fromiter(map(len, per), dtype=np.int64, count=len(per))
-        return self._local, self._local.numbers(list(chain.from_iterable(per))), lens
+        pieces, per = _pieces(texts)
+        nums, per_piece = self._local.number(pieces)
+        if len(pieces) == len(texts):
+            return self._local, nums, per_piece
+        return self._local, nums, np.add.reduceat(per_piece, np.cumsum(per) - per)
 
     def _split(self, texts: list[str], vocab: Vocabulary) -> list[tuple[_Words, np.ndarray, np.ndarray]]:
         """Consecutive runs of `texts` as (word table, word numbers of their words, words per text)."""

@@ -6,16 +6,17 @@
     analysed, nums, lens = job.result()  # the analyses of words new to the helper, word numbers, words per text
     sp.close()
 
-Bulk indexing (`bulk.py`) spends about half of an import splitting texts with the token regex,
-numbering their distinct words and analysing the new ones (lower-case, stopwords, stem); that is
-pure Python holding the GIL, so a thread would not run beside the SQLite inserts, a process does.
-The helper is this file run by path (`python -I`), with `words.py` loaded by path and PyStemmer:
-nothing else of the project. It reads length-prefixed pickled lists of texts on stdin and answers
-each with (`words.analyse` of the words new to it, in first-seen order; the word number of every
-word, int32; words per text). It numbers words 0, 1, 2, ... in the order it first saw them, so
-the parent appends rows for the new words to its own table in the same order and both agree on
-every number; term ids stay the parent's. Texts are split exactly as `tokens._split` does (the
-parent cuts texts over 1 MiB with `tokens._chunks` before sending, as the local path does).
+Bulk indexing (`bulk.py`) spends much of an import splitting texts into words, numbering them and
+analysing the new ones (lower-case, stopwords, stem); that holds the GIL for long stretches, so
+a thread would not run beside the SQLite inserts, a process does. The helper is this file run by
+path (`python -I`), with `words.py` and `wordnums.py` loaded by path, numpy and PyStemmer: nothing
+else of the project. It reads length-prefixed pickled lists of texts on stdin and answers each
+with (`words.analyse` of the words new to it, in number order; the word number of every word,
+int32; words per text), numbering with `wordnums.WordNumbers` as the in-process path does. Its
+numbers are 0, 1, 2, ... in the order it gave them out, so the parent appends rows for the new
+words to its own table in the same order and both agree on every number; term ids stay the
+parent's. The parent cuts texts over 1 MiB with `tokens._chunks` before sending, as the local
+path does.
 
 The helper ends when its stdin closes (the parent closed it, or died). If it fails, `result()`
 raises SplitterError and the caller falls back to splitting in process (with a fresh table).
@@ -29,7 +30,8 @@ import subprocess
 import sys
 import threading
 from array import array
-from itertools import chain
+
+import numpy as np
 
 _HEAD = struct.Struct("<Q")
 
@@ -157,32 +159,31 @@ def _read(fh, timeout: float | None = None) -> bytes:
     return _read_exact(fh, n, timeout)
 
 
-def _serve() -> None:
-    """The helper's loop: answer each request until stdin closes."""
+def _load(name: str):
+    """A module of this folder loaded by path (the helper imports nothing else of the project)."""
     import importlib.util
     import os
 
+    spec = importlib.util.spec_from_file_location(f"scroll_{name}", os.path.join(os.path.dirname(__file__), f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _serve() -> None:
+    """The helper's loop: answer each request until stdin closes."""
     import Stemmer
 
-    spec = importlib.util.spec_from_file_location("scroll_words", os.path.join(os.path.dirname(__file__), "words.py"))
-    words = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(words)
-    split, stem_words = words.split, Stemmer.Stemmer("english", 0).stemWords   # new words only: no cache
-    number: dict[str, int] = {}
+    words, numbers = _load("words"), _load("wordnums").WordNumbers()
+    stem_words = Stemmer.Stemmer("english", 0).stemWords      # new words only: no cache
     rin, wout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
             texts = pickle.loads(_read(rin))
         except EOFError:
             return
-        per = [split(t) for t in texts]
-        lens = array("q", map(len, per))
-        flat = list(chain.from_iterable(per))
-        base = len(number)
-        new = [w for w in dict.fromkeys(flat) if w not in number]
-        number.update(zip(new, range(base, base + len(new))))
-        nums = array("i", map(number.__getitem__, flat))
-        answer = (words.analyse(new, stem_words), nums.tobytes(), lens.tobytes())
+        nums, lens, new = numbers.number(texts)
+        answer = (words.analyse(new, stem_words), nums.astype(np.int32).tobytes(), lens.tobytes())
         _write(wout, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
 
 
