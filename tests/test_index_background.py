@@ -165,3 +165,50 @@ def test_appends_do_not_wait_for_a_flush_that_has_written_its_manifest(tmp_path,
     assert idx._job is None and len(idx.segments) == 1 and idx.segments[0].n_docs == 40
     assert [h.seq for h in log.search("pear41")] == [42] and len(log.search("common", k=100)) == 46
     log.close()
+
+
+def test_a_bulk_write_returns_before_its_merge_and_the_next_one_waits_for_it(tmp_path, monkeypatch):
+    """A bulk append leaves more than max_segments segments: they are merged in a background
+    thread; searches meanwhile read the unmerged segments, exactly; the next bulk write computes
+    its postings and then waits for the merge; close waits for it too."""
+    from scroll.search import upkeep
+
+    real = upkeep.merge_segments
+    started, release = threading.Event(), threading.Event()
+
+    def slow_merge(*a, **k):
+        started.set()
+        release.wait(10)
+        return real(*a, **k)
+    monkeypatch.setattr(upkeep, "merge_segments", slow_merge)
+    opts = {"flush_docs": 1000, "max_segments": 2}
+
+    def rows(b):
+        return [{"session": f"s{b}", "role": "user", "text": f"batch{b} row{i} common"} for i in range(1000)]
+    log = EventLog(tmp_path / "m.db", index_options=opts)
+    log.search("warm")
+    for b in range(2):
+        log.append_many(rows(b))
+    idx = log.index
+    assert not started.is_set() and len(idx.segments) == 2
+    t0 = time.perf_counter()
+    log.append_many(rows(2))                              # a third segment: over max_segments
+    assert started.wait(5) and time.perf_counter() - t0 < 5
+    assert idx._job is not None and idx._job.frozen is None
+    assert [h.seq for h in log.search("batch2 row7", k=1)] == [2008]
+    assert len(idx.segments) == 3
+    assert idx.search("common batch1 row5", k=10) == idx.search("common batch1 row5", k=10, exhaustive=True)
+    done = threading.Event()
+    writer = threading.Thread(target=lambda: (log.append_many(rows(3)), done.set()))
+    writer.start()
+    assert not done.wait(0.5), "the next bulk write waits for the merge in flight"
+    release.set()
+    writer.join(10)
+    assert done.is_set()
+    log.close()                                           # waits for the last merge
+    assert idx._job is None and len(idx.segments) <= 2
+    with EventLog(tmp_path / "m.db", index_options=opts) as again:
+        assert again.index.n_docs == 4000 and len(again.index.segments) <= 2
+        assert [h.seq for h in again.search("batch3 row999", k=1)] == [4000]
+        names = {p.name for p in (tmp_path / "m.db.index").iterdir() if p.name.startswith("seg-")}
+        assert names == {s.path.name for s in again.index.segments}

@@ -46,6 +46,16 @@ class BatchPostings:
     dls: np.ndarray     # int64, weighted document lengths (an empty document counts 1)
 
 
+@dataclass
+class BulkBatch:
+    """A batch ready to be written as a segment: its per-doc columns (`segment.write_segment`'s
+    meta), its postings, and each session's latest text after it (the `prev` field's state)."""
+
+    meta: dict
+    postings: BatchPostings
+    last_text: dict[str, str]
+
+
 class _Ragged:
     """Rows of term ids, one row per word number; grown a batch at a time."""
 
@@ -357,4 +367,4 @@ def _per_text(per_word: np.ndarray, words: np.ndarray) -> np.ndarray:
     return sums[ends] - sums[ends - words]
 
 
-__all__ = ["BulkTokens", "BatchPostings"]
+__all__ = ["BulkTokens", "BatchPostings", "BulkBatch"]

@@ -46,7 +46,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from .documents import DEFAULT_MODEL, PREV_CHARS, TIME_CHARS, DocModel, IndexDoc
-from .bulk import BulkTokens
+from .bulk import BulkBatch, BulkTokens
 from .segment import _FIELDS, Segment, write_segment
 from .store import append_vocab, dir_lock, manifest_stamp, read_manifest, write_manifest
 from .tail import FlushJob, Tail
@@ -284,7 +284,8 @@ class SearchIndex(IndexQuery, SegmentUpkeep):
             if not docs:
                 break
             if len(docs) >= BULK_MIN_DOCS and not self.n_tail:
-                self._write_bulk_segment(docs)
+                self._write_bulk_segment(self._bulk_batch(docs))
+                self._merge_on_schedule()           # locked: merges here
             else:
                 self._add_docs(docs, flush=False)
             after = docs[-1].seq
@@ -321,7 +322,9 @@ class SearchIndex(IndexQuery, SegmentUpkeep):
             self._bulk.presplit(texts, self.vocab)
 
     def close(self) -> None:
-        """Stop the splitter process, if any (the index stays usable: it restarts on demand)."""
+        """Let a background flush or merge finish and stop the splitter process, if any (the
+        index stays usable: it restarts on demand)."""
+        self._install(wait=True)
         self._bulk.close()
 
     def _with_prev(self, docs: list[IndexDoc], last: dict[str, str]) -> list[IndexDoc]:
@@ -341,37 +344,51 @@ class SearchIndex(IndexQuery, SegmentUpkeep):
     def _add_bulk(self, docs: list[IndexDoc]) -> bool:
         """Index a big batch as one new segment, written directly (the tail, if any, is flushed
         first so that segments stay in seq order). False if that failed: the caller then indexes
-        the batch in the tail, which stays exact."""
+        the batch in the tail, which stays exact. The batch's postings are computed before
+        waiting for a background merge in flight (the previous batch's), so the two overlap."""
         try:
+            docs = [d for d in docs if d.seq > self.seen_seq]
+            if not docs:
+                return True
+            batch = self._bulk_batch(docs)
             if self._lock_fh is None:
                 self._install(wait=True)               # never wait for the writer while holding the lock
             with self._locked():
                 if self._stamp() != self._manifest_stamp:
                     self._reload_after_foreign_flush()      # may already have caught up past them
-                docs = [d for d in docs if d.seq > self.seen_seq]
-                if not docs:
-                    return True
+                    docs = [d for d in docs if d.seq > self.seen_seq]
+                    if not docs:
+                        return True
+                    batch = self._bulk_batch(docs)          # against the reloaded vocabulary
                 if self.n_tail:
                     self._flush_locked()
-                self._write_bulk_segment(docs)
+                self._write_bulk_segment(batch)
                 self._write_manifest()
+            self._merge_on_schedule()
             return True
         except Exception as e:  # noqa: BLE001 - the tail path below is always correct
             logger.warning("%s: could not write a bulk segment (%s: %s); indexing the batch in the tail",
                            self.path, type(e).__name__, e)
             return False
 
-    def _write_bulk_segment(self, docs: list[IndexDoc]) -> None:
-        """Under the lock, with an empty tail: docs (seq order, after covered_seq) -> a segment."""
+    def _bulk_batch(self, docs: list[IndexDoc]) -> BulkBatch:
+        """docs (seq order, after seen_seq) -> what their segment is written from; new terms get
+        ids in the vocabulary."""
         last = dict(self._last_text)
         docs = self._with_prev(docs, last)
         bp = self._bulk.postings(docs, self.doc_model, self.vocab)
         meta = {"dl": bp.dls.astype(np.uint32), "seqs": np.fromiter((d.seq for d in docs), np.int64, len(docs)),
                 "sess": [d.session for d in docs], "kind": [d.kind for d in docs], "role": [d.role for d in docs],
                 "origin": [d.origin for d in docs], "times": np.asarray([d.time[:TIME_CHARS] for d in docs], dtype=str)}
-        self._append_segment(lambda: write_segment(self.path, triples=(bp.terms, bp.docs, bp.tfs), meta=meta,
-                                                   n_terms=len(self.vocab)))
-        self._last_text = last
+        return BulkBatch(meta, bp, last)
+
+    def _write_bulk_segment(self, batch: BulkBatch) -> None:
+        """Under the lock, with an empty tail: a `_bulk_batch` -> a segment (merged on schedule by
+        the caller)."""
+        bp = batch.postings
+        self._append_segment(lambda: write_segment(self.path, triples=(bp.terms, bp.docs, bp.tfs), meta=batch.meta,
+                                                   n_terms=len(self.vocab)), merge=False)
+        self._last_text = batch.last_text
         self._rebuild_static()
         self._reset_tail()
 

@@ -149,9 +149,10 @@ class ForeignChange(Exception):
 
 @dataclass
 class FlushJob:
-    """A frozen tail being written as a segment (and merged) by a background thread."""
+    """A frozen tail being written as a segment (and merged) by a background thread; with no
+    frozen tail (None), a merge of the segments alone (after a bulk write)."""
 
-    frozen: Tail
+    frozen: Tail | None
     base_segments: list
     base_static: dict | None
     base_stamp: tuple | None
@@ -166,16 +167,20 @@ class FlushJob:
     error: BaseException | None = None
 
 
-def static_with(base: dict | None, frozen: Tail, segments: list) -> dict:
-    """The per-doc arrays of `segments` = those of `base` followed by the frozen tail's docs
-    (a merge keeps the doc order, so only the offsets change)."""
+def static_with(base: dict | None, frozen: Tail | None, segments: list) -> dict:
+    """The per-doc arrays of `segments` = those of `base` followed by the frozen tail's docs, if
+    any (a merge keeps the doc order, so only the offsets change; `base`'s arrays are shared,
+    never written)."""
     offsets, n = [], 0
     for s in segments:
         offsets.append(n)
         n += s.n_docs
     cols = ("dl", "seqs", "times") + _FIELDS
-    out = {name: (np.concatenate([base[name], frozen.column(name)]) if base else frozen.column(name).copy())
-           for name in cols}
+    if frozen is None:
+        out = {name: base[name] for name in cols}
+    else:
+        out = {name: (np.concatenate([base[name], frozen.column(name)]) if base else frozen.column(name).copy())
+               for name in cols}
     if len(out["seqs"]) != n:
         raise RuntimeError(f"index: {len(out['seqs'])} per-doc rows for {n} documents in the segments")
     out.update(n=n, offsets=offsets, len_sum=float(out["dl"].sum()))

@@ -46,21 +46,40 @@ class SegmentUpkeep:
         self._job = job
         threading.Thread(target=self._flush_worker, args=(job,), name="scroll-index-flush", daemon=True).start()
 
+    def _merge_on_schedule(self) -> None:
+        """More than max_segments segments (a bulk write leaves them so): merge them in a
+        background thread, as a flush job with no tail to write, so that the bulk append returns
+        without waiting for the merge (the next bulk write or flush waits for it instead, after
+        computing its postings; searches meanwhile read the unmerged segments). Inside a locked
+        section the merge is done here."""
+        if len(self.segments) <= self.max_segments or self._job is not None or self.readonly:
+            return
+        if self._lock_fh is not None:       # inside a locked section (a catch-up): merge here
+            self._maybe_merge()
+            return
+        job = FlushJob(None, list(self.segments), self._static, self._manifest_stamp, self.generation,
+                       self.vocab_persisted, self.vocab_persisted, [])
+        self._job = job
+        threading.Thread(target=self._flush_worker, args=(job,), name="scroll-index-merge", daemon=True).start()
+
     def _flush_failed(self, e: BaseException) -> None:
         self._flush_retry_at = self.n_tail + self.flush_docs
         logger.warning("%s: could not write an index segment (%s: %s); the tail stays in memory, "
                        "retried after %d more events", self.path, type(e).__name__, e, self.flush_docs)
 
     def _flush_worker(self, job: FlushJob) -> None:
-        """Background: write the frozen tail as a segment, merge, write the manifest, and
-        prepare the new per-doc arrays. Reads only what the job holds; sets no attribute."""
+        """Background: write the frozen tail (if any) as a segment, merge, write the manifest,
+        and prepare the new per-doc arrays. Reads only what the job holds; sets no attribute."""
         try:
             with dir_lock(self.path):
                 if self._stamp() != job.base_stamp:
                     raise ForeignChange()
-                path = job.frozen.write(self.path, job.n_terms)
-                append_vocab(self.path, job.vocab_persisted, job.new_terms)
-                segs = self._merged(job.base_segments + [Segment.load(path)], job.n_terms)
+                segs = list(job.base_segments)
+                if job.frozen is not None:
+                    path = job.frozen.write(self.path, job.n_terms)
+                    append_vocab(self.path, job.vocab_persisted, job.new_terms)
+                    segs.append(Segment.load(path))
+                segs = self._merged(segs, job.n_terms)
                 # everything is ready before the manifest write: an append that sees the new manifest
                 # before `done` knows it by the job's stamp and goes on (_check_manifest)
                 job.static = static_with(job.base_static, job.frozen, segs)
@@ -82,12 +101,19 @@ class SegmentUpkeep:
         job.done.wait()
         self._job = None
         if job.error is not None:
-            if not isinstance(job.error, ForeignChange):   # a foreign change: the reload re-reads all
+            if isinstance(job.error, ForeignChange):        # a foreign change: the reload re-reads all
+                pass
+            elif job.frozen is None:                        # the segments stay as they are, unmerged
+                logger.warning("%s: a background merge of the index segments failed (%s: %s); merged at "
+                               "the next write", self.path, type(job.error).__name__, job.error)
+            else:
                 self._flush_failed(job.error)
             return
         self.segments, self.covered_seq = job.segments, job.segments[-1].last_seq
         self.generation, self.vocab_persisted = job.generation + 1, job.n_terms
-        self._static, self._frozen = job.static, None
+        self._static = job.static
+        if job.frozen is not None:
+            self._frozen = None
         self._manifest_stamp = job.stamp
         self._epoch += 1
 
@@ -120,18 +146,19 @@ class SegmentUpkeep:
             self._epoch += 1
         self._reset_tail()
 
-    def _append_segment(self, write) -> None:
+    def _append_segment(self, write, merge: bool = True) -> None:
         """`write()` writes a segment (under the lock) and returns its path: persist the new
-        vocabulary, take the segment, merge on schedule. On any failure the segments, covered
-        seq and persisted vocabulary are as before (a manifest a merge already wrote is picked
-        up by the next sync)."""
+        vocabulary, take the segment, merge on schedule (`merge=False`: the caller merges, in the
+        background). On any failure the segments, covered seq and persisted vocabulary are as
+        before (a manifest a merge already wrote is picked up by the next sync)."""
         saved = (list(self.segments), self.covered_seq, self.vocab_persisted)
         try:
             path = write()
             self._persist_vocab()
             self.segments.append(Segment.load(path))
             self.covered_seq = self.segments[-1].last_seq
-            self._maybe_merge()
+            if merge:
+                self._maybe_merge()
         except BaseException:
             self.segments, self.covered_seq, self.vocab_persisted = saved
             raise
