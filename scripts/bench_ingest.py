@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> None:
                 bar.update(task, description=f"{n / 1e6:.0f} M {shape}: corpus")
                 meta = prepare(d, n, cfg)
                 times: dict[str, list[float]] = {s: [] for s in systems}
+                settled: list[float] = []      # ours, until its last background merge ended
                 for r in range(args.rounds):
                     for system in systems:
                         bar.update(task, description=f"{n / 1e6:.0f} M {shape}: round {r + 1}, {system}")
@@ -60,10 +61,13 @@ def main(argv: list[str] | None = None) -> None:
                         if "error" in res:
                             raise SystemExit(f"{system} failed: {res['error']}")
                         times[system].append(res["ingest_s"])
+                        if "ingest_settled_s" in res:
+                            settled.append(res["ingest_settled_s"])
                         shutil.rmtree(d / system, ignore_errors=True)
                         bar.advance(task)
                 med = {s: statistics.median(v) for s, v in times.items()}
                 result["corpora"].append({**meta, "config": asdict(cfg), "ingest_s": times, "median_s": med,
+                                          "ours_settled_s": settled,
                                           "ours_over_peer": {p: med["ours"] / med[p] for p in PEERS}})
                 shutil.rmtree(d, ignore_errors=True)
         result["calibration_end"] = calibration()
@@ -77,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         for s, v in c["ingest_s"].items():
             print(f"  {s:<12} median {c['median_s'][s]:6.2f} s   all: {', '.join(f'{x:.2f}' for x in v)}")
         print("  ours / peer: " + ", ".join(f"{p} {x:.2f}x" for p, x in c["ours_over_peer"].items()))
+        print(f"  ours until its last background merge ended: median {statistics.median(c['ours_settled_s']):.2f} s")
     print(f"wrote {args.out}")
 
 

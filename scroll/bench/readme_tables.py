@@ -8,6 +8,7 @@ tests/test_readme_tables.py fails when README.md and the result files disagree.
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -109,7 +110,11 @@ def ingest_table(res: dict) -> str:
         cells = [f"{c['median_s'][s]:.2f} ({', '.join(f'{x:.2f}' for x in c['ingest_s'][s])})" for s in ("ours", *peers)]
         cells += [f"{c['ours_over_peer'][p]:.2f}x" for p in peers]
         lines.append(f"| {c['words'] / 1e6:.1f} M words, {c['shape']} | {c['events_bulk']:,} | " + " | ".join(cells) + " |")
-    return head + "\n".join(lines) + "\n"
+    settled = [f"{c['words'] / 1e6:.1f} M {c['shape']} {statistics.median(c['ours_settled_s']):.2f} s"
+               for c in res["corpora"] if c.get("ours_settled_s")]
+    note = ("\nOurs is searchable (exactly) when its last `append_many` returns; its last background merge "
+            f"ended later, median: {', '.join(settled)}.\n") if settled else ""
+    return head + "\n".join(lines) + "\n" + note
 
 
 def ab_table(res: dict) -> str:

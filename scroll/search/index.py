@@ -321,10 +321,15 @@ class SearchIndex(IndexQuery, SegmentUpkeep):
         if not self.readonly and len(texts) >= BULK_MIN_DOCS:
             self._bulk.presplit(texts, self.vocab)
 
-    def close(self) -> None:
-        """Let a background flush or merge finish and stop the splitter process, if any (the
-        index stays usable: it restarts on demand)."""
+    def settle(self) -> None:
+        """Wait for a background flush or merge in flight and take its result into use (searches
+        are exact without it: this only ends the index's own upkeep)."""
         self._install(wait=True)
+
+    def close(self) -> None:
+        """Settle, and stop the splitter process, if any (the index stays usable: it restarts on
+        demand)."""
+        self.settle()
         self._bulk.close()
 
     def _with_prev(self, docs: list[IndexDoc], last: dict[str, str]) -> list[IndexDoc]:
