@@ -72,7 +72,7 @@ class SearchIndex(IndexQuery, SegmentUpkeep):
         fetch_after: Callable[[int, int], list[IndexDoc]],
         max_seq: Callable[[], int],
         prev_text: Callable[[str, int], str] | None = None,
-        k1: float = 1.2,  # k1 1.2 / b 0.85: tuned with the doc model on the tune seeds (issue 13)
+        k1: float = 1.5,  # k1 1.5 / b 0.85: on the tune seeds at the sets' full size (scripts/tune_k1b.py)
         b: float = 0.85,
         doc_model: DocModel = DEFAULT_MODEL,
         drop_question_words: bool = True,
