@@ -419,3 +419,28 @@ def test_routine_sweeps_make_only_full_nodes_and_calls_stay_linear(log):
     assert len(llm.calls) == report.created <= len(leaves) * (1 + 1 / 3) + 1
     assert len(leaves) <= 400 / 3 + 10
     assert len(llm.calls) < 200            # the old rule (pairs of any depth, any leaf): 395 calls
+
+
+def test_threads_opening_one_new_store_at_once_all_succeed(tmp_path):
+    """Switching a new file to WAL needs an exclusive lock, and SQLite says "database is locked"
+    at once there (no busy wait): the store retries, so concurrent openers all get it."""
+    import threading
+
+    from scroll.lcm.store import DagStore
+
+    errors: list[str] = []
+    for trial in range(40):
+        barrier = threading.Barrier(3)
+
+        def open_it(path=tmp_path / f"d{trial}.lcm.db"):
+            barrier.wait()
+            try:
+                DagStore(path, log_id="L").close()
+            except Exception as e:  # noqa: BLE001 - collected for the assertion
+                errors.append(repr(e))
+        threads = [threading.Thread(target=open_it) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []

@@ -28,6 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+from scroll.migrations import enable_wal
+
 SUFFIX = ".lcm.db"
 NODE_PREFIX = "sum_"
 
@@ -128,7 +130,7 @@ class DagStore:
         self._conn: sqlite3.Connection | None = sqlite3.connect(self.path, check_same_thread=False,
                                                                 isolation_level=None, timeout=30)
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            enable_wal(self._conn)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._migrate(log_id)
         except BaseException:
