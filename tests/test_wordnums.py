@@ -50,16 +50,34 @@ def test_a_word_is_numbered_once_per_path():
 
 
 @pytest.mark.parametrize("one_slot", [False, True])
-def test_words_that_share_their_first_8_or_16_bytes_stay_apart(one_slot, monkeypatch):
+def test_words_that_share_their_first_8_or_16_bytes_stay_apart(one_slot):
+    wn = WordNumbers()
     if one_slot:            # every key hashed to one slot: only the stored key tells them apart
-        monkeypatch.setattr(wordnums, "_C1", np.uint64(0))
-        monkeypatch.setattr(wordnums, "_C2", np.uint64(0))
+        wn._table.c1 = wn._table.c2 = np.uint64(0)
     words = ["interest", "interests", "interestingly", "interestingness", "interestingnessA", "interestingnessB",
              "interestingnessAB", "interestingnessAC", "Interest"]
-    _check(WordNumbers(), [" ".join(words), " ".join(reversed(words))], {})
+    _check(wn, [" ".join(words), " ".join(reversed(words))], {})
 
 
-def test_growth_and_long_probe_chains_stay_exact(monkeypatch):
+def test_numbers_follow_first_sight_whatever_the_hash():
+    """The same texts get the same numbers under any hash multipliers (and so the same term ids
+    downstream): new words are numbered in the order they first occur."""
+    rng = np.random.default_rng(5)
+    vocab = ["".join(rng.choice(list("abcdefghij"), rng.integers(2, 12))) for _ in range(500)]
+    texts = [" ".join(rng.choice(vocab, 40)) for _ in range(60)]
+    runs = []
+    for c in (None, 0, 3):
+        wn = WordNumbers()
+        if c is not None:
+            wn._table.c1 = wn._table.c2 = np.uint64(c)
+        got = [wn.number(texts[i:i + 20]) for i in range(0, 60, 20)]
+        runs.append([(n.tolist(), new) for n, _, new in got])
+    assert runs[0] == runs[1] == runs[2]
+    seen = list(dict.fromkeys(w for t in texts for w in t.split()))
+    assert [w for _, new in runs[0] for w in new] == seen
+
+
+def test_growth_and_long_probe_chains_stay_exact():
     """Many distinct words through a table that starts at 2 slots, then with every key hashed to
     the same slot (the hash only chooses where to look; the stored key decides)."""
     rng = np.random.default_rng(3)
@@ -73,9 +91,8 @@ def test_growth_and_long_probe_chains_stay_exact(monkeypatch):
     assert wn._table.entries == len({w for w in vocab if len(w) <= 16 and any(w in t.split() for t in texts)})
     assert 2 * wn._table.entries <= len(wn._table.num)
 
-    monkeypatch.setattr(wordnums, "_C1", np.uint64(0))
-    monkeypatch.setattr(wordnums, "_C2", np.uint64(0))
     wn, named = WordNumbers(), {}
+    wn._table.c1 = wn._table.c2 = np.uint64(0)      # every key hashed to one slot
     _check(wn, texts[:20], named)
     _check(wn, texts[20:40], named)
 

@@ -14,14 +14,16 @@ import spent ~5 s of CPU there. Here:
   (for ASCII, `\\w` is [A-Za-z0-9_]), runs of word bytes are found from the class changes, and a
   word of up to 16 bytes becomes its own exact key, two little-endian uint64 of its bytes (zero
   padded; word bytes are never 0). The keys live in an open-addressing hash table of numpy
-  arrays (linear probing, at most half full) that stores both halves of every key and compares
-  them, so a number is never given to another word: the hash only picks where to look.
+  arrays (linear probing, at most half full, hash multipliers drawn at random per table) that
+  stores both halves of every key and compares them, so a number is never given to another
+  word: the hash only picks where to look.
 - a word of over 16 bytes, and every word of a text that is not ASCII (split by the regex, the
   reference path), is numbered through a dict.
 
 One word may thus hold two numbers (one from the table, one from the dict); each number's
 word is analysed in its own row, so both give the same terms. Numbers are 0, 1, 2, ... in the
-order this object first gave them out; a caller appends a row per new word in that order.
+order the words were first seen (within a call: the table's words, then the dict's), whatever
+the random hash; a caller appends a row per new word in that order.
 
 Standard library and numpy only: the splitter's helper process loads this file by path, next to
 `words.py`, so the parent and the helper number words with the very same code.
@@ -29,20 +31,23 @@ Standard library and numpy only: the splitter's helper process loads this file b
 from __future__ import annotations
 
 import re
+import secrets
 
 import numpy as np
 
 _SPLIT = re.compile(r"(?u)\b\w\w+\b").findall    # words.TOKEN_PATTERN (the helper loads this file alone)
 _IS_WORD = np.array([i < 128 and (chr(i).isalnum() or i == 95) for i in range(256)], dtype=bool)
 _MASK = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)  # n low bytes
-_C1, _C2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
 _KEY_BYTES = 16
 
 
 class _KeyTable:
-    """(a, b) uint64 keys -> numbers, open addressing with linear probing, at most half full."""
+    """(a, b) uint64 keys -> numbers, open addressing with linear probing, at most half full.
+    Its hash multipliers are drawn at random per table (odd, 64-bit): text that was crafted to
+    pile its words into one probe chain cannot know them. Exactness never depends on them."""
 
     def __init__(self, bits: int = 16):
+        self.c1, self.c2 = (np.uint64(secrets.randbits(64) | 1) for _ in range(2))
         self.entries = 0
         self._alloc(bits)
 
@@ -55,24 +60,41 @@ class _KeyTable:
         self._claim = np.full(size, -1, dtype=np.int64)
 
     def _slots(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return ((a * _C1 + b * _C2) >> np.uint64(64 - self.bits)).astype(np.int64)
+        return ((a * self.c1 + b * self.c2) >> np.uint64(64 - self.bits)).astype(np.int64)
 
     def _grow(self) -> None:
         used = self.num >= 0
         a, b, num = self.a[used], self.b[used], self.num[used]
         self._alloc(self.bits + 1)
         self.entries = 0
-        self.get_or_add(a, b, 0, fixed=num)
+        self._probe(a, b, 0, fixed=num)
 
-    def get_or_add(self, a: np.ndarray, b: np.ndarray, base: int,
-                   fixed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def get_or_add(self, a: np.ndarray, b: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
+        """The number of every key; the keys not in the table are added with the numbers base,
+        base + 1, ... in the order of their first occurrence. Returns (numbers, the index of each
+        new number's first occurrence, in number order)."""
+        out, _ = self._probe(a, b, base)
+        at = np.flatnonzero(out >= base)                 # the occurrences of new keys
+        if not len(at):
+            return out, at
+        rel = out[at] - base
+        first = np.full(int(rel.max()) + 1, len(out), dtype=np.int64)
+        np.minimum.at(first, rel, at)
+        order = np.argsort(first, kind="stable")       # new numbers in first-seen order
+        renumber = np.empty(len(order), dtype=np.int64)
+        renumber[order] = base + np.arange(len(order))
+        out[at] = renumber[rel]
+        new = self.num >= base
+        self.num[new] = renumber[self.num[new] - base]
+        return out, first[order]
+
+    def _probe(self, a: np.ndarray, b: np.ndarray, base: int,
+               fixed: np.ndarray | None = None) -> tuple[np.ndarray, int]:
         """The number of every key; a key not in the table is added with the next number from
-        `base` on (or its `fixed[i]`). Returns (numbers, the index of the first key that added each
-        new number, in number order)."""
+        `base` on, in no set order (or with its `fixed[i]`). Returns (numbers, how many added)."""
         out = np.full(len(a), -1, dtype=np.int64)
         todo = np.arange(len(a))
         slot = self._slots(a, b)
-        added: list[np.ndarray] = []
         n_new = 0
         while len(todo):
             mask = (1 << self.bits) - 1
@@ -88,7 +110,6 @@ class _KeyTable:
             nums = fixed[w] if fixed is not None else base + n_new + np.arange(len(w))
             self.a[slot_w], self.b[slot_w], self.num[slot_w] = a[w], b[w], nums
             out[w] = nums
-            added.append(w)
             n_new += len(w)
             self.entries += len(w)
             step = taken & ~hit                   # another key lives there: look one further
@@ -97,8 +118,7 @@ class _KeyTable:
             if 2 * self.entries > len(self.num):
                 self._grow()
                 slot = self._slots(a[todo], b[todo])
-        first = np.concatenate(added) if added else np.zeros(0, dtype=np.int64)
-        return out, first
+        return out, n_new
 
 
 class WordNumbers:
