@@ -26,7 +26,7 @@ def main() -> None:
     from scroll.events import EventLog
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[2])
-    ap.add_argument("--words", type=int, default=300_000, help="Words per tune set.")
+    ap.add_argument("--words", type=int, default=1_000_000, help="Words per tune set (the sets' own size).")
     ap.add_argument("--sets", default="configs/recall-sets.yaml", help="The evaluation sets.")
     ap.add_argument("--out", required=True, help="Result JSON.")
     ap.add_argument("--grid", default=GRID, help="k1:b pairs, comma-separated.")
