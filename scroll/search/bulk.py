@@ -82,12 +82,13 @@ class _Ragged:
 
 class _Words:
     """Every distinct word (as written) numbered so far -> per number the term ids of the word
-    (`text`) and of its identifier words (`parts`). Local numbering uses `numbers`; with the
-    splitter, the helper numbers and `add_analysed` gets its words' analyses in its order."""
+    (`text`) and of its identifier words (`parts`). Local numbering (`number`) keeps its own
+    WordNumbers, made on first use; with the splitter, the helper numbers and `add_analysed` gets
+    its words' analyses in its order."""
 
     def __init__(self, tok: Tokenizer, vocab: Vocabulary):
         self.tok, self.vocab = tok, vocab
-        self.numbers = WordNumbers()
+        self._numbering: WordNumbers | None = None     # the splitter's table never numbers here
         self.text, self.parts = _Ragged(), _Ragged()
 
     def add_analysed(self, analysed: tuple[list[str], list[int], list[str], list[int]]) -> None:
@@ -99,7 +100,9 @@ class _Words:
 
     def number(self, pieces: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(the word number of every word of the pieces, words per piece); new words are analysed."""
-        nums, per_piece, new = self.numbers.number(pieces)
+        if self._numbering is None:
+            self._numbering = WordNumbers()
+        nums, per_piece, new = self._numbering.number(pieces)
         if new:
             self.add_analysed(analyse(new, self.tok._stemmer.stemWords))
         return nums, per_piece
