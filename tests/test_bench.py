@@ -148,6 +148,12 @@ def test_search_bench_end_to_end(tmp_path):
         assert r["search"]["n"] == 20 and r["append"]["n"] == tail and r["search_reopened"]["n"] == 20
         assert r["settle_s"] >= 0 and res["config"]["settle"] is True
         assert r["rss"]["vmhwm_bytes"] > 0 and r["index_bytes"] > 0
+        slow = r["append_slowest"]      # the slowest appends, slowest first, with what they waited for
+        assert len(slow) == 5 and slow[0]["ms"] == r["append"]["max_ms"]
+        assert [s["ms"] for s in slow] == sorted((s["ms"] for s in slow), reverse=True)
+        assert all(1 <= s["append"] <= tail and 0 <= s["cpu_ms"] for s in slow)
+        assert all(s["background"] is None for s in slow) == (name == "fts5")
+        assert r["stall_probe"]["wakeups"] > 0 and r["stall_probe"]["fsyncs"] > 0
     f = run0["systems"]["fts5-fields"]
     assert "error" not in f and f["fresh_found"] == f["fresh_total"]
     st = run0["systems"]["bm25s"]

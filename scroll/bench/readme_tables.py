@@ -46,6 +46,26 @@ def _cell(fmt: str, get, r: dict | None) -> str:
     return fmt.format(*v) if isinstance(v, tuple) else fmt.format(v)
 
 
+def _slowest_note(run: dict, systems: list[str]) -> str:
+    """Each system's slowest append and what the machine-stall probe saw during it (older result
+    files have no such record: no note)."""
+    parts = []
+    for s in systems:
+        worst = (run["systems"][s].get("append_slowest") or [None])[0]
+        if worst is None:
+            continue
+        probe = worst.get("probe")
+        saw = (f"the probe's own {'fsync took' if probe['kind'] == 'fsync' else 'wake-up came'} "
+               f"{probe['ms']:.0f} ms {'' if probe['kind'] == 'fsync' else 'late '}then") if probe else "the probe saw nothing slow then"
+        bg = {True: ", our background flush running", False: ", no background work", None: ""}[worst["background"]]
+        parts.append(f"{s} {worst['ms']:.1f} ms (append {worst['append']:,}, {worst['cpu_ms']:.1f} ms of it on "
+                     f"the CPU{bg}; {saw})")
+    if not parts:
+        return ""
+    return ("\nThe slowest append of each system, with what a separate probe process (2 ms sleeps and 4 KiB "
+            "fdatasyncs of its own, `scroll/bench/stallprobe.py`) saw at that moment: " + "; ".join(parts) + ".\n")
+
+
 def speed_table(res: dict) -> str:
     run = res["runs"][0]
     m = res["machine"]
@@ -70,6 +90,7 @@ def speed_table(res: dict) -> str:
     if res.get("config", {}).get("settle"):
         tail += ("\nAfter its import, each system waits for an `os.sync()` (not counted in ingest) before the "
                  "timed searches and appends, so that they do not run against the import's writeback.\n")
+    tail += _slowest_note(run, systems)
     probe = res.get("calibration", {}).get("fsync_probe")
     if probe:
         tail += (f"\nThe disk itself, same run: a 4 KiB write + fsync took p50 {probe['p50_ms']:.2f}, "

@@ -11,7 +11,9 @@ each peak RSS is its own) and measures:
 - search p50/p95 (k=10) over `queries` seeded queries, without and with a session filter;
 - appends one at a time (each committed, index kept up to date) with one search after
   every `every` appends (interleaved p50/p95), plus a freshness probe each time: an event
-  with a unique word is appended and must be the top hit of the very next search;
+  with a unique word is appended and must be the top hit of the very next search; the five
+  slowest appends are kept with their CPU time and what a machine-stall probe (a separate
+  process, `stallprobe.py`) saw meanwhile: a slow append is the engine's, or the machine's;
 - reopen (open the log again + first search), then the queries again in the reopened log
   (what a fresh process sees), index size on disk, peak RSS.
 
@@ -32,6 +34,8 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from scroll.bench.stallprobe import StallProbe
 
 SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
 # ours: EventLog (segments + live tail, BM25F doc model, MaxScore); fts5: the OR of the raw
@@ -188,6 +192,11 @@ class _Ours:
     def index_bytes(self) -> int:
         return self.log.index.disk_bytes()
 
+    def background_busy(self) -> bool:
+        """A background flush or merge of the index is in flight."""
+        job = self.log._index._job if self.log._index is not None else None
+        return job is not None and not job.done.is_set()
+
     def index_writes(self) -> int:
         """Manifest generations so far: one per installed segment flush (with the merges it set off)."""
         return self.log.index.generation
@@ -211,6 +220,9 @@ class _Fts:
 
     def index_bytes(self) -> int:
         return self.log.disk_bytes()
+
+    def background_busy(self) -> None:
+        return None   # no background work: FTS5 merges inside the commits
 
     def index_writes(self) -> None:
         return None   # FTS5 merges its segments inside the commits; SQLite does not count them
@@ -307,25 +319,34 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     res["recall_at_10"] = _recall(sysobj.log, qs, seqs)
 
     app, inter = [], []
+    marks: list[tuple[float, float, float, bool | None]] = []   # per append: start, end, cpu, background
     fresh_ok = fresh_n = 0
     writes_before = sysobj.index_writes()
     rng = random.Random(cfg.seed)
-    for i, e in enumerate(tail, 1):
-        t = time.perf_counter()
-        sysobj.log.append(session=e["session"], role=e["role"], text=e["text"], kind=e.get("kind", "message"),
-                          time=e.get("time"), meta=e.get("meta"))
-        app.append(time.perf_counter() - t)
-        if i % cfg.every == 0:
-            q = qs[(i // cfg.every) % len(qs)]
+    with StallProbe(wd) as probe:
+        for i, e in enumerate(tail, 1):
+            bg = sysobj.background_busy()
+            c = time.thread_time()
             t = time.perf_counter()
-            sysobj.log.search(q["query"], k=10, **_session_kw(sysobj.log, q["session"] if (i // cfg.every) % 2 else None))
-            inter.append(time.perf_counter() - t)
-            word = f"zqfresh{i}x{rng.randrange(10**9)}"
-            seq = sysobj.log.append(session=e["session"], role="probe", text=f"freshness probe {word}")
-            hits = sysobj.log.search(word, k=1)
-            fresh_n += 1
-            fresh_ok += bool(hits) and hits[0].seq == seq
+            sysobj.log.append(session=e["session"], role=e["role"], text=e["text"], kind=e.get("kind", "message"),
+                              time=e.get("time"), meta=e.get("meta"))
+            t1 = time.perf_counter()
+            app.append(t1 - t)
+            marks.append((t, t1, time.thread_time() - c, bg))
+            if i % cfg.every == 0:
+                q = qs[(i // cfg.every) % len(qs)]
+                t = time.perf_counter()
+                sysobj.log.search(q["query"], k=10, **_session_kw(sysobj.log, q["session"] if (i // cfg.every) % 2 else None))
+                inter.append(time.perf_counter() - t)
+                word = f"zqfresh{i}x{rng.randrange(10**9)}"
+                seq = sysobj.log.append(session=e["session"], role="probe", text=f"freshness probe {word}")
+                hits = sysobj.log.search(word, k=1)
+                fresh_n += 1
+                fresh_ok += bool(hits) and hits[0].seq == seq
     res["append"] = report.pct(app)
+    res["append_slowest"] = _slowest(marks, probe)
+    if probe.result is not None:
+        res["stall_probe"] = {k: probe.result[k] for k in ("wakeups", "fsyncs", "worst_late_ms", "worst_fsync_ms")}
     if writes_before is not None:   # the appends' p99 / max include this many background flushes
         res["index_flushes_during_appends"] = sysobj.index_writes() - writes_before
     res["interleaved"] = report.pct(inter)
@@ -367,6 +388,16 @@ def _worker_static(d: Path, qs: list, res: dict, rss_start: dict, load_start) ->
     res["rss_at_start"] = rss_start
     res["loadavg_1m_start_end"] = [load_start[0], os.getloadavg()[0]]
     return res
+
+
+def _slowest(marks: list, probe: StallProbe, n: int = 5) -> list[dict]:
+    """The `n` slowest appends: which one (1-based), wall and CPU ms of the appending thread (CPU
+    far below wall: it waited, for a lock, the disk or the CPU), whether the system had background
+    index work in flight (ours; None for a system without any), and the machine-stall probe's
+    worst reading during it (a slow fsync of its own: the disk stalled everyone)."""
+    order = sorted(range(len(marks)), key=lambda j: marks[j][1] - marks[j][0], reverse=True)[:n]
+    return [{"append": j + 1, "ms": (marks[j][1] - marks[j][0]) * 1e3, "cpu_ms": marks[j][2] * 1e3,
+             "background": marks[j][3], "probe": probe.worst_overlap(marks[j][0], marks[j][1])} for j in order]
 
 
 def _recall(log, qs: list, seqs: list[int]) -> dict | None:

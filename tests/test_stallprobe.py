@@ -1,0 +1,38 @@
+"""The machine-stall probe of the search benchmark (scroll/bench/stallprobe.py)."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from scroll.bench.stallprobe import StallProbe
+
+
+def test_probe_sees_a_stopped_machine_and_places_it(tmp_path):
+    """The probe process is frozen for 300 ms (what a hypervisor stall looks like from inside):
+    it reports a late wake-up of about that length, overlapping the window, and nothing outside."""
+    with StallProbe(tmp_path) as probe:
+        time.sleep(0.2)
+        os.kill(probe._proc.pid, signal.SIGSTOP)
+        t0 = time.perf_counter()
+        time.sleep(0.3)
+        os.kill(probe._proc.pid, signal.SIGCONT)
+        t1 = time.perf_counter()
+        time.sleep(0.2)
+    r = probe.result
+    assert r is not None and r["wakeups"] > 50 and r["fsyncs"] > 5
+    assert 250 <= r["worst_late_ms"] <= 2000
+    hit = probe.worst_overlap(t0 + 0.1, t0 + 0.2)
+    assert hit is not None and hit["kind"] == "late" and hit["ms"] >= 250
+    assert probe.worst_overlap(t1 + 0.15, t1 + 0.16) is None      # after it: the machine ran freely
+    assert not list(tmp_path.iterdir())                           # its file and result are removed
+
+
+def test_overlap_picks_the_worst_reading_in_the_window():
+    p = StallProbe(".")
+    assert p.worst_overlap(0, 1) is None                           # no probe result: no claim
+    p.result = {"slow": [[1.0, 1.01, "late"], [1.005, 1.09, "fsync"], [2.0, 2.5, "late"]]}
+    hit = p.worst_overlap(1.02, 1.03)
+    assert hit["kind"] == "fsync" and abs(hit["ms"] - 85) < 1e-6
+    assert p.worst_overlap(0.5, 0.999) is None
+    assert p.worst_overlap(1.0, 3.0)["kind"] == "late"            # the 500 ms one
