@@ -154,6 +154,8 @@ def test_search_bench_end_to_end(tmp_path):
         assert all(1 <= s["append"] <= tail and 0 <= s["cpu_ms"] for s in slow)
         assert all(s["background"] is None for s in slow) == (name == "fts5")
         assert r["stall_probe"]["wakeups"] > 0 and r["stall_probe"]["fsyncs"] > 0
+        quiet = r["append_machine_quiet"]   # the appends the probe saw no machine stall during
+        assert quiet["n"] + quiet["left_out"] == tail and quiet["max_ms"] <= r["append"]["max_ms"]
     f = run0["systems"]["fts5-fields"]
     assert "error" not in f and f["fresh_found"] == f["fresh_total"]
     st = run0["systems"]["bm25s"]

@@ -22,6 +22,7 @@ def test_probe_sees_a_stopped_machine_and_places_it(tmp_path):
     r = probe.result
     assert r is not None and r["wakeups"] > 50 and r["fsyncs"] > 5
     assert 250 <= r["worst_late_ms"] <= 2000
+    assert probe.stalled([(t0 + 0.1, t0 + 0.2), (t1 + 0.15, t1 + 0.16)], kinds=("late",)) == [True, False]
     hit = probe.worst_overlap(t0 + 0.1, t0 + 0.2)
     assert hit is not None and hit["kind"] == "late" and hit["ms"] >= 250
     assert probe.worst_overlap(t1 + 0.15, t1 + 0.16) is None      # after it: the machine ran freely
@@ -36,3 +37,7 @@ def test_overlap_picks_the_worst_reading_in_the_window():
     assert hit["kind"] == "fsync" and abs(hit["ms"] - 85) < 1e-6
     assert p.worst_overlap(0.5, 0.999) is None
     assert p.worst_overlap(1.0, 3.0)["kind"] == "late"            # the 500 ms one
+    spans = [(0.5, 0.999), (0.999, 1.001), (1.02, 1.03), (1.09, 1.5), (1.5, 2.0), (2.4, 2.6), (3, 4)]
+    assert p.stalled(spans, kinds=("fsync", "late")) == [False, True, True, False, False, True, False]
+    assert p.stalled(spans, kinds=("fsync", "late")) == [p.worst_overlap(a, b) is not None for a, b in spans]
+    assert p.stalled(spans) == [False, False, True, False, False, False, False]   # fsyncs only

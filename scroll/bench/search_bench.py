@@ -320,6 +320,8 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
 
     app, inter = [], []
     marks: list[tuple[float, float, float, bool | None]] = []   # per append: start, end, cpu, background
+    # (background: the system's background index work was in flight at its start or end; None:
+    # a system without any)
     fresh_ok = fresh_n = 0
     writes_before = sysobj.index_writes()
     rng = random.Random(cfg.seed)
@@ -331,8 +333,10 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
             sysobj.log.append(session=e["session"], role=e["role"], text=e["text"], kind=e.get("kind", "message"),
                               time=e.get("time"), meta=e.get("meta"))
             t1 = time.perf_counter()
+            cpu = time.thread_time() - c
             app.append(t1 - t)
-            marks.append((t, t1, time.thread_time() - c, bg))
+            after = sysobj.background_busy()
+            marks.append((t, t1, cpu, None if bg is None else bg or after))
             if i % cfg.every == 0:
                 q = qs[(i // cfg.every) % len(qs)]
                 t = time.perf_counter()
@@ -345,7 +349,13 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
                 fresh_ok += bool(hits) and hits[0].seq == seq
     res["append"] = report.pct(app)
     res["append_slowest"] = _slowest(marks, probe)
-    if probe.result is not None:
+    stalled = probe.stalled([(t, t1) for t, t1, _, _ in marks])
+    if stalled is not None:
+        # the appends left out: the probe's own 4 KiB fdatasync stalled meanwhile (the disk stopped)
+        # while the system had no background work of its own in flight (whose writes could be
+        # what the disk was busy with)
+        quiet = [t1 - t for (t, t1, _, bg), st in zip(marks, stalled) if not (st and not bg)]
+        res["append_machine_quiet"] = {**report.pct(quiet), "left_out": len(marks) - len(quiet)}
         res["stall_probe"] = {k: probe.result[k] for k in ("wakeups", "fsyncs", "worst_late_ms", "worst_fsync_ms")}
     if writes_before is not None:   # the appends' p99 / max include this many background flushes
         res["index_flushes_during_appends"] = sysobj.index_writes() - writes_before
@@ -393,7 +403,7 @@ def _worker_static(d: Path, qs: list, res: dict, rss_start: dict, load_start) ->
 def _slowest(marks: list, probe: StallProbe, n: int = 5) -> list[dict]:
     """The `n` slowest appends: which one (1-based), wall and CPU ms of the appending thread (CPU
     far below wall: it waited, for a lock, the disk or the CPU), whether the system had background
-    index work in flight (ours; None for a system without any), and the machine-stall probe's
+    index work in flight at its start or end (ours; None for a system without any), and the probe's
     worst reading during it (a slow fsync of its own: the disk stalled everyone)."""
     order = sorted(range(len(marks)), key=lambda j: marks[j][1] - marks[j][0], reverse=True)[:n]
     return [{"append": j + 1, "ms": (marks[j][1] - marks[j][0]) * 1e3, "cpu_ms": marks[j][2] * 1e3,

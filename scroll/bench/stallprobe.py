@@ -21,6 +21,7 @@ processes on Linux).
 """
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import subprocess
@@ -112,6 +113,24 @@ class StallProbe:
         if self._proc.returncode == 0 and out.exists():
             self.result = json.loads(out.read_text())
             out.unlink()
+
+    def stalled(self, spans: list[tuple[float, float]], kinds: tuple[str, ...] = ("fsync",)) -> list[bool] | None:
+        """For each (start, end): did a slow probe reading of one of `kinds` overlap it? By default
+        only the probe's slow fdatasyncs (the disk stopped); a late wake-up may be the measured
+        system's own threads using both cores. None: no probe result."""
+        if self.result is None:
+            return None
+        slow = sorted((s, e) for s, e, kind in self.result["slow"] if kind in kinds)
+        starts = [s for s, _ in slow]
+        reach, best = [], float("-inf")      # reach[i]: the latest end among the first i + 1 readings
+        for _, e in slow:
+            best = max(best, e)
+            reach.append(best)
+        out = []
+        for a, b in spans:                   # some reading has s < b and e > a
+            i = bisect.bisect_left(starts, b)
+            out.append(i > 0 and reach[i - 1] > a)
+        return out
 
     def worst_overlap(self, start: float, end: float) -> dict | None:
         """The probe's slowest reading overlapping [start, end] (perf_counter seconds), or None."""
