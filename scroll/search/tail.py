@@ -12,6 +12,7 @@ while searches keep reading it too.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,6 +137,21 @@ class Tail:
         return write_segment(root, triples=(terms, docs, tfs), meta=meta, n_terms=n_terms)
 
 
+def release_in_background(tail: Tail) -> None:
+    """Free a tail that nothing reads any more (a frozen tail once its segment is in use) in a
+    background thread, one shard of its posting maps at a time. Dropped at once, its tens of
+    thousands of small arrays are freed in the thread that drops the last reference, in one go:
+    that was the append that took the segment into use (28-48 ms of CPU at 10 M chat words,
+    measured). A shard is ~1/64 of them; between shards the GIL is let go, so a concurrent
+    append waits for one shard's frees at most."""
+    def run() -> None:
+        for s in range(len(tail.post)):
+            tail.post[s] = {}
+            tail.n_post[s] = {}
+            time.sleep(0)
+    threading.Thread(target=run, name="scroll-index-release", daemon=True).start()
+
+
 def _grown(a: np.ndarray, used: int) -> np.ndarray:
     """A posting array with room for more: doubled."""
     out = np.empty(2 * used, dtype=np.int64)
@@ -187,4 +203,4 @@ def static_with(base: dict | None, frozen: Tail | None, segments: list) -> dict:
     return out
 
 
-__all__ = ["Tail", "FlushJob", "ForeignChange", "static_with"]
+__all__ = ["Tail", "FlushJob", "ForeignChange", "release_in_background", "static_with"]

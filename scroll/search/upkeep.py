@@ -18,7 +18,7 @@ import numpy as np
 
 from .segment import _FIELDS, Segment, merge_segments
 from .store import append_vocab, dir_lock
-from .tail import FlushJob, ForeignChange, static_with
+from .tail import FlushJob, ForeignChange, release_in_background, static_with
 
 logger = logging.getLogger("scroll.search.index")
 
@@ -114,6 +114,7 @@ class SegmentUpkeep:
         self._static = job.static
         if job.frozen is not None:
             self._frozen = None
+            release_in_background(job.frozen)   # its many small arrays are freed off this append
         self._manifest_stamp = job.stamp
         self._epoch += 1
 
