@@ -9,8 +9,9 @@ from scroll.bench.stallprobe import StallProbe
 
 
 def test_probe_sees_a_stopped_machine_and_places_it(tmp_path):
-    """The probe process is frozen for 300 ms (what a hypervisor stall looks like from inside):
-    it reports a late wake-up of about that length, overlapping the window, and nothing outside."""
+    """The probe process is frozen for 300 ms (what a hypervisor stall looks like from inside): it
+    reports a reading of about that length overlapping the window (a late wake-up, or a slow
+    write if the stop came during one: its readings have no gaps), and nothing after it."""
     with StallProbe(tmp_path) as probe:
         time.sleep(0.2)
         os.kill(probe._proc.pid, signal.SIGSTOP)
@@ -21,10 +22,11 @@ def test_probe_sees_a_stopped_machine_and_places_it(tmp_path):
         time.sleep(0.2)
     r = probe.result
     assert r is not None and r["wakeups"] > 50 and r["fsyncs"] > 5
-    assert 250 <= r["worst_late_ms"] <= 2000
-    assert probe.stalled([(t0 + 0.1, t0 + 0.2), (t1 + 0.15, t1 + 0.16)], kinds=("late",)) == [True, False]
+    assert 250 <= max(r["worst_late_ms"], r["worst_fsync_ms"]) <= 2000
+    both = ("late", "fsync")
+    assert probe.stalled([(t0 + 0.1, t0 + 0.2), (t1 + 0.15, t1 + 0.16)], kinds=both) == [True, False]
     hit = probe.worst_overlap(t0 + 0.1, t0 + 0.2)
-    assert hit is not None and hit["kind"] == "late" and hit["ms"] >= 250
+    assert hit is not None and hit["ms"] >= 250
     assert probe.worst_overlap(t1 + 0.15, t1 + 0.16) is None      # after it: the machine ran freely
     assert not list(tmp_path.iterdir())                           # its file and result are removed
 

@@ -38,8 +38,9 @@ _SLOTS = 256               # the file: 1 MiB, overwritten round-robin
 
 
 def probe(directory: Path, stop: threading.Event, ready: threading.Event | None = None) -> dict:
-    """Run until `stop` is set (`ready` is set once its file is written and synced); the slow readings as [start, end, kind] (kind: "late" a late
-    wake-up, the interval from when it was due; "fsync" an fdatasync), and how many of each."""
+    """Run until `stop` is set (`ready` is set once its file is written and synced). Returns the
+    slow readings as [start, end, kind] ("late": a wake-up, from when it was due; "fsync": a
+    4 KiB pwrite + fdatasync) and how many readings of each kind there were."""
     path = Path(directory) / "stallprobe.bin"
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     slow: list[list] = []
@@ -51,27 +52,29 @@ def probe(directory: Path, stop: threading.Event, ready: threading.Event | None 
         os.fsync(fd)                          # allocated and on disk before the first reading
         if ready is not None:
             ready.set()
-        next_sync = time.perf_counter()
+        # gapless: each reading starts where the last one ended, so a stall at any moment shows up
+        # in one of them (in the write's reading if it came during pwrite + fdatasync)
+        prev = next_sync = time.perf_counter()
         slot = 0
         while not stop.is_set():
-            t = time.perf_counter()
             time.sleep(SLEEP_S)
             woke = time.perf_counter()
             n_sleep += 1
-            late = woke - (t + SLEEP_S)
+            late = woke - (prev + SLEEP_S)
             worst["late"] = max(worst["late"], late)
             if late > REPORT_OVER_S:
-                slow.append([t + SLEEP_S, woke, "late"])
+                slow.append([prev + SLEEP_S, woke, "late"])
+            prev = woke
             if woke >= next_sync:
                 os.pwrite(fd, block, slot * _BLOCK)
                 slot = (slot + 1) % _SLOTS
-                s = time.perf_counter()
                 os.fdatasync(fd)
                 e = time.perf_counter()
                 n_sync += 1
-                worst["fsync"] = max(worst["fsync"], e - s)
-                if e - s > REPORT_OVER_S:
-                    slow.append([s, e, "fsync"])
+                worst["fsync"] = max(worst["fsync"], e - woke)
+                if e - woke > REPORT_OVER_S:
+                    slow.append([woke, e, "fsync"])
+                prev = e
                 next_sync = e + FSYNC_EVERY_S
     finally:
         os.close(fd)
