@@ -1,8 +1,9 @@
 """A machine-stall probe for the timed appends: is a slow append the engine's, or the machine's?
 
-A durable commit waits for an fsync, and this VM now and then stalls for 50-300 ms (every engine
-in the same run sees it: FTS5's append max was 47-272 ms in runs where ours was 55-104 ms). The
-probe is a separate process that, while one system runs its appends, does two small things on
+A durable commit waits for an fsync, and this VM's disk now and then stops for tens to hundreds of
+milliseconds; every engine in the same run meets it (results/bench/search-13m-long.json at
+5896779: ours 222.9 ms, FTS5 929.5 ms, the probe's own fdatasync 204 / 908 ms at those moments,
+each append with ~2 ms of CPU). The probe is a separate process that, while one system runs its appends, does two small things on
 its own and keeps the times of the slow ones:
 
 - sleeps 2 ms at a time: a wake-up much later than asked means this machine did not run a
