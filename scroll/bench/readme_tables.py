@@ -50,6 +50,10 @@ def _cell(fmt: str, get, r: dict | None) -> str:
     return fmt.format(*v) if isinstance(v, tuple) else fmt.format(v)
 
 
+_PROBE_SAW = {"fsync": "the probe's own fsync took {ms:.0f} ms then",
+              "late": "the probe's own wake-up came {ms:.0f} ms late then"}
+
+
 def _slowest_note(run: dict, systems: list[str]) -> str:
     """Each system's slowest append and what the machine-stall probe saw during it (older result
     files have no such record: no note)."""
@@ -59,8 +63,7 @@ def _slowest_note(run: dict, systems: list[str]) -> str:
         if worst is None:
             continue
         probe = worst.get("probe")
-        saw = (f"the probe's own {'fsync took' if probe['kind'] == 'fsync' else 'wake-up came'} "
-               f"{probe['ms']:.0f} ms {'' if probe['kind'] == 'fsync' else 'late '}then") if probe else "the probe saw nothing slow then"
+        saw = _PROBE_SAW[probe["kind"]].format(ms=probe["ms"]) if probe else "the probe saw nothing slow then"
         bg = {True: ", our background flush running", False: ", no background work", None: ""}[worst["background"]]
         parts.append(f"{s} {worst['ms']:.1f} ms (append {worst['append']:,}, {worst['cpu_ms']:.1f} ms of it on "
                      f"the CPU{bg}; {saw})")

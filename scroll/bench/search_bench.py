@@ -354,7 +354,7 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
         # the appends left out: the probe's own 4 KiB fdatasync stalled meanwhile (the disk stopped)
         # while the system had no background work of its own in flight (whose writes could be
         # what the disk was busy with)
-        quiet = [t1 - t for (t, t1, _, bg), st in zip(marks, stalled) if not (st and not bg)]
+        quiet = [t1 - t for (t, t1, _, bg), st in zip(marks, stalled) if not st or bg]
         res["append_machine_quiet"] = {**report.pct(quiet), "left_out": len(marks) - len(quiet)}
         res["stall_probe"] = {k: probe.result[k] for k in ("wakeups", "fsyncs", "worst_late_ms", "worst_fsync_ms")}
     if writes_before is not None:   # the appends' p99 / max include this many background flushes

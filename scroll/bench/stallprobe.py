@@ -3,8 +3,8 @@
 A durable commit waits for an fsync, and this VM's disk now and then stops for tens to hundreds of
 milliseconds; every engine in the same run meets it (results/bench/search-13m-long.json at
 5896779: ours 222.9 ms, FTS5 929.5 ms, the probe's own fdatasync 204 / 908 ms at those moments,
-each append with ~2 ms of CPU). The probe is a separate process that, while one system runs its appends, does two small things on
-its own and keeps the times of the slow ones:
+each append with ~2 ms of CPU). The probe is a separate process that, while one system runs its
+appends, does two small things on its own and keeps the times of the slow ones:
 
 - sleeps 2 ms at a time: a wake-up much later than asked means this machine did not run a
   ready process (the hypervisor took the CPU, or both cores were busy);
