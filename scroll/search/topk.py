@@ -233,12 +233,25 @@ class TopK:
         array over all docs, whose matched docs are its nonzero entries (every weight is > 0)."""
         pos, w = self._weights(self.terms)
         if len(pos) * SPARSE_BELOW < self.n:
-            docs, inv = np.unique(pos, return_inverse=True)
-            return _masked_top(docs, np.bincount(inv, weights=w, minlength=len(docs)), mask, k)
+            docs, sums = _sum_per_doc(pos, w)
+            return _masked_top(docs, sums, mask, k)
         dense = np.bincount(pos, weights=w, minlength=self.n)
         if mask is not None:
             dense *= mask
         return _dense_top(dense, k)
+
+
+def _sum_per_doc(pos: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct docs ascending, the sum of each one's weights in posting order). `pos` is one
+    ascending run per term and part, so a stable sort (timsort: it merges runs) is 3-6x faster
+    than `np.unique`'s quicksort; `bincount` adds each doc's weights in posting order, the same
+    bits as `_full`'s sums (`np.add.reduceat` would not: it may add pairwise)."""
+    perm = np.argsort(pos, kind="stable")
+    sp = pos[perm]
+    new = np.empty(len(sp), dtype=bool)
+    new[:1] = True
+    np.not_equal(sp[1:], sp[:-1], out=new[1:])
+    return sp[new], np.bincount(np.cumsum(new) - 1, weights=w[perm])
 
 
 def _masked_top(docs: np.ndarray, scores: np.ndarray, mask: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
