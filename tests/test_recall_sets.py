@@ -98,3 +98,34 @@ def test_doc_model_specs_round_trip_and_compare_picks_by_the_tune_rule():
     for r in res["tried"]:
         assert len(r["sets"]) == 2 and r["worst_margin"] == min(s["margin"] for s in r["sets"])
     assert res["best"] == max(res["tried"], key=lambda r: (r["worst_margin"], r["mean_ours"]))
+
+
+def test_paired_difference_counts_and_interval():
+    from scroll.bench.recall import paired_difference
+    a = [1.0] * 95 + [0.0] * 5
+    b = [1.0] * 90 + [0.0] * 10
+    p = paired_difference(a, b)
+    assert p["diff_points"] == 5.0 and p["better"] == 5 and p["worse"] == 0 and p["n"] == 100
+    lo, hi = p["ci95_points"]
+    assert 0 < lo <= 5.0 <= hi < 12                     # all the differing questions favour a
+    same = paired_difference(b, b)
+    assert same["ci95_points"] == [0.0, 0.0] and same["better"] == same["worse"] == 0
+    mixed = paired_difference([1.0, 0.0] * 50, [0.0, 1.0] * 50)    # 50 each way: no difference
+    assert mixed["diff_points"] == 0.0 and mixed["ci95_points"][0] < 0 < mixed["ci95_points"][1]
+    assert paired_difference(a, b) == p                  # a fixed seed: the same interval every run
+    with pytest.raises(ValueError):
+        paired_difference([1.0], [1.0, 0.0])
+
+
+def test_report_rows_carry_the_paired_comparison_and_no_per_question_lists():
+    sets = {"shapes": {"chat": {"words": 6000, "tune": [3], "report": [4]}}}
+    res = recall_sets.run(sets, split="report")
+    (row,) = res["rows"]
+    p = row["versus_best_peer"]
+    assert p["peer"] in recall_sets.PEERS and p["n"] == row["questions"]
+    assert row["systems"][p["peer"]]["recall"] == max(row["systems"][s]["recall"] for s in recall_sets.PEERS)
+    assert abs(p["diff_points"] - row["ours_minus_best_peer_points"]) < 0.01
+    assert all("per_question" not in v for v in row["systems"].values())
+    md = recall_sets.to_markdown(res)
+    lo, hi = p["ci95_points"]
+    assert f"[{lo:+.2f}, {hi:+.2f}] | {p['better']} / {p['worse']}" in md

@@ -12,6 +12,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from scroll.bench.recall_sets import PAIRED_NOTE, paired_cells
+
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- search-tables:begin -->", "<!-- search-tables:end -->"
 SPEED = ("results/bench/search-13m-long.json", "results/bench/search-10m-chat.json")
@@ -111,13 +113,14 @@ def recall_table(res: dict) -> str:
     head = (f"**Evidence recall@{res['k']}, evaluation sets of three shapes** (report seeds of "
             f"`configs/recall-sets.yaml`, never tuned on; `{res['command']}` -> `{RECALL}`; "
             f"{m['cpu']}, git {res['git_sha'][:10]}):\n\n")
-    lines = ["| set | questions | " + " | ".join(SYSTEMS) + " | ours - best peer |",
-             "|---|---:|" + "---:|" * len(SYSTEMS) + "---:|"]
+    lines = ["| set | questions | " + " | ".join(SYSTEMS)
+             + " | ours - best peer | 95 % CI (points) | questions ours better / worse |",
+             "|---|---:|" + "---:|" * len(SYSTEMS) + "---:|---:|---:|"]
     for r in res["rows"]:
         lines.append(f"| {r['shape']} seed {r['seed']} ({r['words'] / 1e6:.1f} M words) | {r['questions']} | "
                      + " | ".join(f"{r['systems'][s]['recall']:.3f}" for s in SYSTEMS)
-                     + f" | {r['ours_minus_best_peer_points']:+.1f} |")
-    return head + "\n".join(lines) + "\n"
+                     + f" | {r['ours_minus_best_peer_points']:+.1f} | {paired_cells(r)} |")
+    return head + "\n".join(lines) + "\n\n" + PAIRED_NOTE + "\n"
 
 
 def ab_label(row: dict) -> str:

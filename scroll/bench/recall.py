@@ -22,7 +22,10 @@ from scroll.bench import lexicon as L
 Searcher = Callable[[str, str], list]
 
 
-def recall_at_k(events: Sequence[dict], questions: Sequence, search: Searcher, k: int = 10) -> dict:
+def recall_at_k(events: Sequence[dict], questions: Sequence, search: Searcher, k: int = 10,
+                per_question: bool = False) -> dict:
+    """{"recall", "n", "by_category"} over the questions with evidence; `per_question`: also each
+    one's recall, in question order (for `paired_difference`)."""
     per_cat: dict[str, list[float]] = {}
     allr = []
     for q in questions:
@@ -32,8 +35,31 @@ def recall_at_k(events: Sequence[dict], questions: Sequence, search: Searcher, k
         r = len(got & set(q.evidence)) / len(set(q.evidence))
         allr.append(r)
         per_cat.setdefault(str(q.category), []).append(r)
-    return {"recall": float(np.mean(allr)) if allr else 0.0, "n": len(allr),
-            "by_category": {c: {"recall": float(np.mean(v)), "n": len(v)} for c, v in sorted(per_cat.items())}}
+    out = {"recall": float(np.mean(allr)) if allr else 0.0, "n": len(allr),
+           "by_category": {c: {"recall": float(np.mean(v)), "n": len(v)} for c, v in sorted(per_cat.items())}}
+    if per_question:
+        out["per_question"] = allr
+    return out
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], n_boot: int = 2000, seed: int = 0) -> dict:
+    """System a minus system b on the same questions (per-question recalls, same order): the mean
+    difference in recall points, how many questions each does better on, and a 95 % paired
+    bootstrap interval of the difference (questions resampled with replacement, `n_boot` times,
+    a fixed seed: the same numbers on every run)."""
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if len(d) == 0:
+        raise ValueError("paired_difference: no questions")
+    if len(a) != len(b):
+        raise ValueError(f"paired_difference: {len(a)} vs {len(b)} questions")
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_boot)
+    for i in range(0, n_boot, 250):                  # 250 resamples at a time: bounded memory
+        idx = rng.integers(0, len(d), size=(min(250, n_boot - i), len(d)))
+        means[i:i + len(idx)] = d[idx].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return {"diff_points": round(100 * float(d.mean()), 3), "better": int((d > 0).sum()), "worse": int((d < 0).sum()),
+            "ci95_points": [round(100 * float(lo), 3), round(100 * float(hi), 3)], "n": len(d)}
 
 
 def fts5_searcher(events: Sequence[dict], path: str | os.PathLike, k: int = 10) -> Searcher:

@@ -62,8 +62,9 @@ def searcher(system: str, events: Sequence[dict], workdir: Path, model: DocModel
 
 
 def evaluate(corpus, model: DocModel = DEFAULT_MODEL, systems: Iterable[str] = SYSTEMS, k: int = 10,
-             workdir: Path | None = None) -> dict:
-    """recall@k of each system on one corpus (plus each system's index build time)."""
+             workdir: Path | None = None, per_question: bool = False) -> dict:
+    """recall@k of each system on one corpus (plus each system's index build time; `per_question`:
+    each question's recall too)."""
     root = Path(workdir or tempfile.mkdtemp(prefix="scroll-recall-"))
     out: dict = {}
     try:
@@ -74,7 +75,7 @@ def evaluate(corpus, model: DocModel = DEFAULT_MODEL, systems: Iterable[str] = S
             t0 = time.perf_counter()
             fn = searcher(system, corpus.events, d, model, k)
             built = time.perf_counter() - t0
-            res = R.recall_at_k(corpus.events, corpus.questions, fn, k=k)
+            res = R.recall_at_k(corpus.events, corpus.questions, fn, k=k, per_question=per_question)
             out[system] = {**res, "build_s": round(built, 3)}
             shutil.rmtree(d, ignore_errors=True)
     finally:
@@ -86,6 +87,14 @@ def evaluate(corpus, model: DocModel = DEFAULT_MODEL, systems: Iterable[str] = S
 def _margin(systems: dict) -> float:
     """ours minus the best peer, in recall points."""
     return 100 * (systems["ours"]["recall"] - max(systems[p]["recall"] for p in PEERS if p in systems))
+
+
+def versus_best_peer(systems: dict) -> dict:
+    """ours against the best peer of the set, question by question (`R.paired_difference`); takes
+    the per-question recalls out of `systems` (they stay out of result files)."""
+    per = {s: v.pop("per_question") for s, v in systems.items()}
+    peer = max((p for p in PEERS if p in systems), key=lambda p: systems[p]["recall"])
+    return {"peer": peer, **R.paired_difference(per["ours"], per[peer])}
 
 
 def run(sets: dict, split: str = "report", shapes: Sequence[str] | None = None, words: int | None = None,
@@ -103,10 +112,11 @@ def run(sets: dict, split: str = "report", shapes: Sequence[str] | None = None, 
             say(f"{shape} seed {seed}: generating {n:,} words")
             corpus = generate_shape(shape, n, seed)
             say(f"{shape} seed {seed}: {len(corpus.events):,} events, {len(corpus.questions)} questions")
-            systems = evaluate(corpus, model, k=k)
+            systems = evaluate(corpus, model, k=k, per_question=True)
+            paired = versus_best_peer(systems)
             rows.append({"shape": shape, "seed": seed, "words": corpus.n_words, "events": len(corpus.events),
                          "questions": sum(1 for q in corpus.questions if q.evidence), "systems": systems,
-                         "ours_minus_best_peer_points": round(_margin(systems), 2),
+                         "ours_minus_best_peer_points": round(_margin(systems), 2), "versus_best_peer": paired,
                          "ours_minus_fts5_points": round(100 * (systems["ours"]["recall"]
                                                                 - systems["fts5"]["recall"]), 2)})
             say(f"{shape} seed {seed}: " + ", ".join(f"{s} {v['recall']:.3f}" for s, v in systems.items()))
@@ -216,22 +226,38 @@ def to_markdown(res: dict) -> str:
             f"{prov.get('cpu', '?')} · {prov.get('cores', '?')} cores · git {res.get('git_sha', '?')} · "
             f"document model {res['doc_model']}\n\n")
     systems = list(res["systems"])
-    lines = ["| set | words | events | questions | " + " | ".join(systems) + " | ours - best peer (points) |",
-             "|---|---:|---:|---:|" + "---:|" * len(systems) + "---:|"]
+    lines = ["| set | words | events | questions | " + " | ".join(systems)
+             + " | ours - best peer (points) | 95 % CI (points) | questions ours better / worse |",
+             "|---|---:|---:|---:|" + "---:|" * len(systems) + "---:|---:|---:|"]
     for r in res["rows"]:
         best = max(r["systems"][p]["recall"] for p in PEERS)
         cells = [(f"**{r['systems'][s]['recall']:.3f}**" if s != "ours" and r["systems"][s]["recall"] == best
                   else f"{r['systems'][s]['recall']:.3f}") for s in systems]
         lines.append(f"| {r['shape']} seed {r['seed']} | {r['words']:,} | {r['events']:,} | {r['questions']} | "
-                     + " | ".join(cells) + f" | {r['ours_minus_best_peer_points']:+.1f} |")
+                     + " | ".join(cells) + f" | {r['ours_minus_best_peer_points']:+.1f} | " + paired_cells(r) + " |")
     if res.get("locomo"):
         lo = res["locomo"]["systems"]
         lines.append(f"| LoCoMo {res['locomo']['file']} | | | {lo['ours']['n']} | "
-                     + " | ".join(f"{lo[s]['recall']:.3f}" for s in systems) + f" | {_margin(lo):+.1f} |")
+                     + " | ".join(f"{lo[s]['recall']:.3f}" for s in systems) + f" | {_margin(lo):+.1f} | – | – |")
     keys = "\n".join(f"- `{s}`: {label}" for s, label in res["systems"].items())
     verdict = ("ours >= the best peer on every set" if res["ours_at_least_best_peer_everywhere"]
                else "ours is BELOW the best peer on at least one set")
-    return head + "\n".join(lines) + f"\n\n{verdict}; bold: the best peer.\n\n{keys}\n"
+    return (head + "\n".join(lines) + f"\n\n{verdict}; bold: the best peer. {PAIRED_NOTE}\n\n{keys}\n")
 
 
-__all__ = ["SYSTEMS", "PEERS", "evaluate", "run", "tune", "candidates", "searcher", "to_markdown"]
+PAIRED_NOTE = ("The interval: ours minus the best peer of the set, question by question, 95 % paired "
+               "bootstrap over the set's questions (2,000 resamples, fixed seed); an interval that "
+               "holds 0 is a difference the set's questions cannot tell from chance.")
+
+
+def paired_cells(row: dict) -> str:
+    """'[lo, hi] | better / worse' of a row's `versus_best_peer` ('– | –' in results from before it)."""
+    p = row.get("versus_best_peer")
+    if not p:
+        return "– | –"
+    lo, hi = p["ci95_points"]
+    return f"[{lo:+.2f}, {hi:+.2f}] | {p['better']} / {p['worse']}"
+
+
+__all__ = ["SYSTEMS", "PEERS", "evaluate", "run", "tune", "candidates", "searcher", "to_markdown", "versus_best_peer",
+           "paired_cells", "PAIRED_NOTE"]
