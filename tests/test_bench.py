@@ -195,8 +195,11 @@ def test_cli_recall_with_locomo(tmp_path):
     p = tmp_path / "locomo.json"
     p.write_text(json.dumps(LOCOMO_FIXTURE))
     out = tmp_path / "recall.json"
-    res = CliRunner().invoke(bench_app, ["recall", "--words", "6000", "--shapes", "chat,tool", "--split", "tune",
-                                         "--locomo", str(p), "--out", str(out), "--json"])
+    sets = tmp_path / "sets.yaml"           # the repo's sets, cut to two tune seeds a shape
+    sets.write_text("shapes:\n" + "".join(f"  {s}:\n    words: 1000000\n    tune: [11, 12]\n    report: [1011]\n"
+                                          for s in ("chat", "long", "tool")))
+    res = CliRunner().invoke(bench_app, ["recall", "--sets", str(sets), "--words", "6000", "--shapes", "chat,tool",
+                                         "--split", "tune", "--locomo", str(p), "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert [(r["shape"], r["seed"]) for r in data["rows"]] == [("chat", 11), ("chat", 12), ("tool", 11), ("tool", 12)]
