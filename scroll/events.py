@@ -31,109 +31,23 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
-import shutil
 import sqlite3
 import threading
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from . import migrations
 from .migrations import LogError, connect_readonly
 from .origin import Origin
-from .payloads import Handle, PayloadError, PayloadStore
+from .payloads import PayloadError, PayloadStore
+from .records import Event, Hit, check_str, estimate_tokens, origin_set, str_set, utc_now  # noqa: F401 - re-exported
 
 logger = logging.getLogger(__name__)
 
 INLINE_MAX = 64 * 1024  # characters kept in the row; longer texts go to the payload store
 PREVIEW_CHARS = 2000
 _BATCH = 256  # rows per fetch when streaming
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def estimate_tokens(text: str) -> int:
-    """A model-free token estimate (~4 characters a token); the View recounts exactly."""
-    return max(1, math.ceil(len(text) / 4)) if text else 0
-
-
-class Event:
-    """One logged event. `text` is always the full text (loaded lazily from a payload).
-    `origin` is an Origin (None only for a v1 log, which predates origins)."""
-
-    __slots__ = ("seq", "session", "time", "kind", "role", "meta", "payload", "tokens", "origin", "_text", "_store")
-
-    def __init__(self, seq, session, time, kind, role, text, meta, payload, tokens, store=None, origin=None):
-        self.seq, self.session, self.time, self.kind, self.role = seq, session, time, kind, role
-        self.meta, self.payload, self.tokens = meta, payload, tokens
-        self.origin = Origin(origin) if origin is not None else None
-        self._text = None if payload else text
-        self._store = store
-
-    @property
-    def text(self) -> str:
-        if self._text is None:
-            self._text = self._store.open_text(self.payload) if self._store else ""
-        return self._text
-
-    @property
-    def handle(self) -> Handle | None:
-        return Handle(self.payload, self._store) if self.payload and self._store else None
-
-    _FIELDS = ("seq", "session", "time", "kind", "role", "origin", "text", "meta", "payload", "tokens")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in self._FIELDS}
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.to_dict() == other.to_dict()
-
-    def __repr__(self) -> str:
-        text = self.text
-        short = text if len(text) <= 60 else text[:57] + "..."
-        return (f"{type(self).__name__}(seq={self.seq}, session={self.session!r}, role={self.role!r}, "
-                f"kind={self.kind!r}, origin={str(self.origin) if self.origin else None!r}, text={short!r})")
-
-
-class Hit(Event):
-    __slots__ = ("score",)
-    _FIELDS = Event._FIELDS + ("score",)
-
-    def __init__(self, *args, score: float, **kw):
-        super().__init__(*args, **kw)
-        self.score = score
-
-
-def _check_str(name: str, value: Any, *, empty_ok: bool = False) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, not {type(value).__name__}")
-    if not empty_ok and not value:
-        raise ValueError(f"{name} must not be empty")
-    return value
-
-
-def _str_set(values: Any, name: str) -> frozenset[str] | None:
-    """None -> None (no filter); a set/list/tuple of strings -> frozenset."""
-    if values is None:
-        return None
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be a set of strings (e.g. {{{values!r}}}), not a string")
-    out = frozenset(values)
-    for v in out:
-        _check_str(name[:-1], v, empty_ok=True)
-    return out
-
-
-def _origin_set(values: Any) -> frozenset[str] | None:
-    if values is None:
-        return None
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"origins must be a set of origins (e.g. {{{values!r}}}), not a string")
-    return frozenset(Origin.parse(v).value for v in values)
 
 
 class EventLog:
@@ -232,13 +146,13 @@ class EventLog:
         return conn
 
     def _prepare(self, session, role, text, kind, time, meta) -> tuple:
-        _check_str("session", session)
-        _check_str("role", role)
-        _check_str("kind", kind)
-        _check_str("text", text, empty_ok=True)
+        check_str("session", session)
+        check_str("role", role)
+        check_str("kind", kind)
+        check_str("text", text, empty_ok=True)
         if time is None:
             time = utc_now()
-        _check_str("time", time)
+        check_str("time", time)
         if meta is None:
             meta = {}
         if not isinstance(meta, dict):
@@ -432,7 +346,7 @@ class EventLog:
         for name, v in (("lo", lo), ("hi", hi)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise TypeError(f"{name} must be an int, not {type(v).__name__}")
-        sessions = _str_set(sessions, "sessions")
+        sessions = str_set(sessions, "sessions")
         if hi < lo or sessions is not None and not sessions:
             return iter(())
         sql = f"SELECT {self._cols} FROM events WHERE seq > ? AND seq <= ?"
@@ -457,7 +371,7 @@ class EventLog:
     def recent(self, n: int = 10, *, sessions: Iterable[str] | None = None,
                origins: Iterable[Origin | str] | None = None) -> list[Event]:
         """The last n events (of `sessions` / `origins` if given), in seq order."""
-        sessions, origins = _str_set(sessions, "sessions"), _origin_set(origins)
+        sessions, origins = str_set(sessions, "sessions"), origin_set(origins)
         if (sessions is not None and not sessions) or (origins is not None and not origins):
             return []
         where, args = [], []
@@ -515,35 +429,9 @@ class EventLog:
         """Copy this log (events and payloads; not the index, not the label sidecar) to a NEW
         file `dest`: a consistent point-in-time copy (SQLite's backup API) whose seqs and hash
         chain are the same. Runs that must not change a shared log work on a snapshot."""
-        dest = Path(dest)
-        if dest.exists():
-            raise FileExistsError(f"{dest} exists; a snapshot needs a new path")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.close(fd)
-        try:
-            target = sqlite3.connect(dest)
-            try:
-                with self._lock:
-                    self.conn.backup(target)
-            finally:
-                target.close()
-            src = self.payloads.root
-            if src.is_dir():
-                for f in src.rglob("*"):
-                    if f.is_file():
-                        to = Path(str(dest) + ".payloads") / f.relative_to(src)
-                        to.parent.mkdir(parents=True, exist_ok=True)
-                        try:
-                            os.link(f, to)  # content-addressed and never rewritten: a hard link is a copy
-                        except OSError:
-                            shutil.copy2(f, to)
-        except BaseException:
-            for p in (dest, Path(str(dest) + "-wal"), Path(str(dest) + "-shm")):
-                p.unlink(missing_ok=True)
-            shutil.rmtree(str(dest) + ".payloads", ignore_errors=True)
-            raise
-        return dest
+        from .log_copy import snapshot
+
+        return snapshot(self.conn, self._lock, self.payloads.root, dest)
 
     def verify(self) -> dict:
         """{"ok", "events", "first_bad_seq", "reason", "head_hash"}: recomputes the hash chain
@@ -565,11 +453,11 @@ class EventLog:
         `sessions` / `origins`: the allowed sets (None: all)."""
         from .search import Filters
 
-        _check_str("query", query, empty_ok=True)
+        check_str("query", query, empty_ok=True)
         for name, v in (("kind", kind), ("role", role), ("since", since), ("until", until)):
             if v is not None:
-                _check_str(name, v, empty_ok=True)
-        filters = Filters(sessions=_str_set(sessions, "sessions"), origins=_origin_set(origins), kind=kind,
+                check_str(name, v, empty_ok=True)
+        filters = Filters(sessions=str_set(sessions, "sessions"), origins=origin_set(origins), kind=kind,
                           role=role, since=since, until=until,
                           seq_range=tuple(seq_range) if seq_range is not None else None)
         with self._lock:

@@ -20,7 +20,8 @@ import pytest
 
 from scroll import EventLog
 from scroll.events import LogError
-from scroll.migrations import AGENT_KINDS, LATEST, SCHEMA_V1, copy_log
+from scroll.log_copy import copy_log
+from scroll.migrations import AGENT_KINDS, LATEST, SCHEMA_V1
 from scroll.origin import Origin
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -303,13 +303,13 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Copy a log into a NEW log at the current schema, keeping every seq, time, text,
-        meta and payload (scroll.migrations.copy_log). Events without an origin get one by
+        meta and payload (scroll.log_copy.copy_log). Events without an origin get one by
         the documented rule, which is recorded in the new log. OLD is opened read-only and
         never changed; an existing NEW is refused."""
         import sqlite3
 
         from scroll.events import LogError
-        from scroll.migrations import copy_log
+        from scroll.log_copy import copy_log
 
         old, new = old.resolve(), new.resolve()
         if old.is_dir():
