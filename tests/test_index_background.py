@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from scroll import EventLog
@@ -246,3 +247,48 @@ def test_the_append_that_takes_a_flushed_segment_into_use_does_not_free_the_froz
     assert not any(frozen.post) and not any(frozen.n_post)
     assert [h.seq for h in log.search("pear7")] == [8] and len(log.search("common", k=100)) == 51
     log.close()
+
+
+@pytest.mark.parametrize("arr", [
+    np.arange(300_000, dtype="uint32"), np.arange(70_000, dtype="int64"), np.random.default_rng(0).random(200_000),
+    np.array([f"2024-05-{i % 28 + 1:02d}T10:00:00" for i in range(20_000)], dtype="<U64"),
+    np.zeros(0, dtype="uint32"), np.arange(10, dtype="uint32")])
+def test_a_paced_array_write_is_np_save_byte_for_byte_synced_a_mib_at_a_time(tmp_path, monkeypatch, arr):
+    from scroll.search import segment
+    syncs = []
+    real = os.fdatasync
+    monkeypatch.setattr(segment.os, "fdatasync", lambda fd: (syncs.append(fd), real(fd)))
+    segment.save_array(tmp_path / "paced.npy", arr, paced=True)
+    np.save(tmp_path / "plain.npy", arr, allow_pickle=False)
+    assert (tmp_path / "paced.npy").read_bytes() == (tmp_path / "plain.npy").read_bytes()
+    assert np.array_equal(np.load(tmp_path / "paced.npy"), arr)
+    pieces = -(-arr.nbytes // segment.PACE_BYTES)
+    assert len(syncs) == (pieces if arr.nbytes > segment.PACE_BYTES else 0)
+
+
+def test_background_flushes_and_merges_write_paced_and_bulk_imports_do_not(tmp_path, monkeypatch):
+    """Through EventLog: the segments a background flush or merge writes are synced piece by
+    piece from the flush thread (the append path's commits then never wait behind a whole
+    segment's writeback); an import's own segment writes are not paced (its ingest time)."""
+    from scroll.search import segment
+    monkeypatch.setattr(segment, "PACE_BYTES", 4096)
+    paced_threads = []
+    real = segment.save_array
+
+    def spy(path, arr, paced=False):
+        if paced:
+            paced_threads.append(threading.current_thread().name)
+        return real(path, arr, paced)
+    monkeypatch.setattr(segment, "save_array", spy)
+    log = EventLog(tmp_path / "p.db", index_options={"flush_docs": 300, "max_segments": 2})
+    log.append_many([{"session": f"s{i % 7}", "role": "user", "text": f"bulk{i} word{i % 50} " * 20}
+                     for i in range(3000)])
+    log.index.settle()
+    assert paced_threads.count("MainThread") == 0
+    before = len(paced_threads)
+    for i in range(1300):                       # four tail flushes, each with merges
+        log.append(session=f"s{i % 5}", role="user", text=f"live{i} word{i % 40} " * 30)
+    log.index.settle()
+    assert len(paced_threads) > before and set(paced_threads[before:]) <= {"scroll-index-flush", "scroll-index-merge"}
+    fresh = EventLog(tmp_path / "p.db", readonly=True)
+    assert [h.seq for h in fresh.search("live1299", k=3)] == [h.seq for h in log.search("live1299", k=3)] == [4300]

@@ -21,6 +21,12 @@ import numpy as np
 RESIDENT_MAX = 256 << 20   # a segment up to this size is read into memory (`Segment.load`)
 _ARRAYS = ("indptr", "docs", "tfs", "dl", "seqs", "sess", "kind", "role", "origin", "times", "maxtf", "mindl")
 _FIELDS = ("sess", "kind", "role", "origin")  # string columns stored as codes + a table
+# A background write (`paced`) makes each array durable PACE_BYTES at a time. On ext4 (data=ordered)
+# the log's commit waits, in its fdatasync, for a journal commit that must first write out every
+# block allocated since the last one: a segment written whole and then fsynced put up to tens of MB
+# in front of an append's commit (measured here: a 24 MB write + fsync beside small WAL commits
+# raised their p99 from 0.7 to 14-15 ms; synced a MiB at a time, 5.6-6.2 ms).
+PACE_BYTES = 1 << 20
 
 
 class Segment:
@@ -114,10 +120,27 @@ def _bounds(indptr: np.ndarray, tfs: np.ndarray, dls: np.ndarray) -> tuple[np.nd
     return maxtf, mindl
 
 
-def write_segment(root: Path, *, triples=None, csr=None, meta, n_terms: int) -> Path:
+def save_array(path: Path, arr: np.ndarray, paced: bool = False) -> None:
+    """`np.save(path, arr, allow_pickle=False)`, the same bytes; `paced`: written and
+    fdatasynced PACE_BYTES at a time (see PACE_BYTES)."""
+    if not paced or arr.nbytes <= PACE_BYTES:
+        np.save(path, arr, allow_pickle=False)
+        return
+    arr = np.ascontiguousarray(arr)
+    raw = arr.reshape(-1).view(np.uint8)
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, np.lib.format.header_data_from_array_1_0(arr))
+        for i in range(0, len(raw), PACE_BYTES):
+            fh.write(raw[i:i + PACE_BYTES])
+            fh.flush()
+            os.fdatasync(fh.fileno())
+
+
+def write_segment(root: Path, *, triples=None, csr=None, meta, n_terms: int, paced: bool = False) -> Path:
     """Write a segment from (terms, docs, tfs) postings in doc order, or from postings already
     in CSR form, (indptr, docs, tfs) (a merge); `meta`: the per-doc arrays (dl, seqs, times)
-    and the string fields, each a list of strings or already (codes, table)."""
+    and the string fields, each a list of strings or already (codes, table). `paced`: a
+    background write, made durable a MiB at a time (`save_array`)."""
     if csr is not None:
         indptr, docs, tfs = csr
     else:
@@ -143,7 +166,7 @@ def write_segment(root: Path, *, triples=None, csr=None, meta, n_terms: int) -> 
     tmp.mkdir(parents=True)
     try:
         for key in _ARRAYS:
-            np.save(tmp / f"{key}.npy", arrays[key], allow_pickle=False)
+            save_array(tmp / f"{key}.npy", arrays[key], paced)
         (tmp / "strings.json").write_text(json.dumps(strings))
         for f in tmp.iterdir():
             with open(f, "rb") as fh:
@@ -155,7 +178,7 @@ def write_segment(root: Path, *, triples=None, csr=None, meta, n_terms: int) -> 
     return root / name
 
 
-def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
+def merge_segments(root: Path, segs: list["Segment"], n_terms: int, paced: bool = False) -> Path:
     """Merge consecutive segments (in seq order) into one new segment. No sort: each segment's
     postings are ordered by (term, doc) and the segments by doc, so a term's merged list is its
     lists one after another, and every posting's place in the result is computed directly
@@ -194,4 +217,4 @@ def merge_segments(root: Path, segs: list["Segment"], n_terms: int) -> Path:
         "times": np.concatenate(meta["times"]).astype(str),
         **{field: (np.concatenate(meta[field]), list(tables[field])) for field in _FIELDS},
     }
-    return write_segment(root, csr=(indptr, docs, tfs), meta=merged, n_terms=n_terms)
+    return write_segment(root, csr=(indptr, docs, tfs), meta=merged, n_terms=n_terms, paced=paced)

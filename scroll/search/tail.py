@@ -121,9 +121,9 @@ class Tail:
     def df(self, tid: int) -> int:
         return self.n_post[tid & _MASK].get(tid, 0)
 
-    def write(self, root: Path, n_terms: int) -> Path:
+    def write(self, root: Path, n_terms: int, paced: bool = False) -> Path:
         """Write every document as a segment; vectorised (no loop over documents), so that
-        a background flush rarely holds the GIL (see `_terms`)."""
+        a background flush rarely holds the GIL (see `_terms`); `paced`: see `write_segment`."""
         n = self.n
         terms = np.concatenate([a[:u] for a, u in zip(self._terms, self._used)])
         tfs = np.concatenate([a[:u] for a, u in zip(self._tfs, self._used)])
@@ -134,7 +134,7 @@ class Tail:
             _, first, local = np.unique(self.codes[f][:n], return_index=True, return_inverse=True)
             strs = self.strs[f]
             meta[f] = (local.astype(np.int32), [strs[j] for j in first.tolist()])
-        return write_segment(root, triples=(terms, docs, tfs), meta=meta, n_terms=n_terms)
+        return write_segment(root, triples=(terms, docs, tfs), meta=meta, n_terms=n_terms, paced=paced)
 
 
 def release_in_background(tail: Tail) -> None:

@@ -76,10 +76,10 @@ class SegmentUpkeep:
                     raise ForeignChange()
                 segs = list(job.base_segments)
                 if job.frozen is not None:
-                    path = job.frozen.write(self.path, job.n_terms)
+                    path = job.frozen.write(self.path, job.n_terms, paced=True)
                     append_vocab(self.path, job.vocab_persisted, job.new_terms)
                     segs.append(Segment.load(path))
-                segs = self._merged(segs, job.n_terms)
+                segs = self._merged(segs, job.n_terms, paced=True)
                 # everything is ready before the manifest write: an append that sees the new manifest
                 # before `done` knows it by the job's stamp and goes on (_check_manifest)
                 job.static = static_with(job.base_static, job.frozen, segs)
@@ -171,14 +171,15 @@ class SegmentUpkeep:
         self.segments = segments
         self._write_manifest()
 
-    def _merged(self, segments: list, n_terms: int, after_each=None) -> list:
+    def _merged(self, segments: list, n_terms: int, after_each=None, paced: bool = False) -> list:
         """Merge adjacent pairs (the smallest first) until at most max_segments remain. The
-        replaced segments are deleted by the next manifest write (which no longer names them)."""
+        replaced segments are deleted by the next manifest write (which no longer names them).
+        `paced`: a background merge (`write_segment`)."""
         segs = list(segments)
         while len(segs) > self.max_segments:
             sizes = [a.n_docs + b.n_docs for a, b in zip(segs, segs[1:])]
             i = int(np.argmin(sizes))
-            segs[i:i + 2] = [Segment.load(merge_segments(self.path, segs[i:i + 2], n_terms=n_terms))]
+            segs[i:i + 2] = [Segment.load(merge_segments(self.path, segs[i:i + 2], n_terms=n_terms, paced=paced))]
             if after_each is not None:
                 after_each(segs)
         return segs
