@@ -113,8 +113,9 @@ def test_paired_difference_counts_and_interval():
     mixed = paired_difference([1.0, 0.0] * 50, [0.0, 1.0] * 50)    # 50 each way: no difference
     assert mixed["diff_points"] == 0.0 and mixed["ci95_points"][0] < 0 < mixed["ci95_points"][1]
     assert paired_difference(a, b) == p                  # a fixed seed: the same interval every run
-    with pytest.raises(ValueError):
-        paired_difference([1.0], [1.0, 0.0])
+    for x, y in (([1.0], [1.0, 0.0]), ([1.0, 0.0], [1.0, 0.0, 1.0]), ([], [])):
+        with pytest.raises(ValueError, match="paired_difference"):
+            paired_difference(x, y)
 
 
 def test_report_rows_carry_the_paired_comparison_and_no_per_question_lists():

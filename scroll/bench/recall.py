@@ -47,11 +47,11 @@ def paired_difference(a: Sequence[float], b: Sequence[float], n_boot: int = 2000
     difference in recall points, how many questions each does better on, and a 95 % paired
     bootstrap interval of the difference (questions resampled with replacement, `n_boot` times,
     a fixed seed: the same numbers on every run)."""
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if len(d) == 0:
-        raise ValueError("paired_difference: no questions")
     if len(a) != len(b):
         raise ValueError(f"paired_difference: {len(a)} vs {len(b)} questions")
+    if len(a) == 0:
+        raise ValueError("paired_difference: no questions")
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     rng = np.random.default_rng(seed)
     means = np.empty(n_boot)
     for i in range(0, n_boot, 250):                  # 250 resamples at a time: bounded memory
