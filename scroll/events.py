@@ -41,7 +41,7 @@ from . import migrations
 from .migrations import LogError, connect_readonly
 from .origin import Origin
 from .payloads import PayloadError, PayloadStore
-from .records import Event, Hit, check_str, estimate_tokens, origin_set, str_set, utc_now  # noqa: F401 - re-exported
+from .records import Event, Hit, check_str, estimate_tokens, origin_set, str_set, utc_now
 
 logger = logging.getLogger(__name__)
 
