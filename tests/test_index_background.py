@@ -168,6 +168,38 @@ def test_appends_do_not_wait_for_a_flush_that_has_written_its_manifest(tmp_path,
     log.close()
 
 
+def test_an_append_right_after_the_manifest_rename_knows_the_flush_as_its_own(tmp_path, monkeypatch):
+    """The flush learns its manifest's stamp before the rename: an append that sees the new
+    manifest at once (before the flush thread runs on) never waits for the rest of the job.
+    Here the flush thread stops right after its rename until three appends are done (or 3 s)."""
+    from scroll.search import store as store_mod
+
+    real_replace, renamed, appended = os.replace, threading.Event(), threading.Event()
+
+    def replace_then_pause(src, dst, *a, **k):
+        real_replace(src, dst, *a, **k)
+        if threading.current_thread().name == "scroll-index-flush" and str(dst).endswith(store_mod.MANIFEST):
+            renamed.set()
+            appended.wait(3)
+    monkeypatch.setattr(store_mod.os, "replace", replace_then_pause)
+    log = EventLog(tmp_path / "r.db", index_options={"flush_docs": 20, "max_segments": 1})
+    log.search("warm")
+    for i in range(20):
+        log.append(session="s", role="user", text=f"plum{i} common")
+    assert renamed.wait(5), "the tail flush should write its manifest"
+    idx, job = log.index, log.index._job
+    assert job is not None and not job.done.is_set() and job.stamp == idx._stamp()
+    t0 = time.perf_counter()
+    for i in range(20, 23):
+        log.append(session="s", role="user", text=f"plum{i} common")
+    waited = time.perf_counter() - t0
+    appended.set()
+    assert waited < 1.0 and idx._job is job, f"the appends waited {waited:.2f} s for their own flush"
+    job.done.wait(5)
+    assert len(log.search("common", k=100)) == 23 and idx._job is None and idx.segments[0].n_docs == 20
+    log.close()
+
+
 def test_a_bulk_write_returns_before_its_merge_and_the_next_one_waits_for_it(tmp_path, monkeypatch):
     """A bulk append leaves more than max_segments segments: they are merged in a background
     thread; searches meanwhile read the unmerged segments, exactly; the next bulk write computes
@@ -292,3 +324,12 @@ def test_background_flushes_and_merges_write_paced_and_bulk_imports_do_not(tmp_p
     assert len(paced_threads) > before and set(paced_threads[before:]) <= {"scroll-index-flush", "scroll-index-merge"}
     fresh = EventLog(tmp_path / "p.db", readonly=True)
     assert [h.seq for h in fresh.search("live1299", k=3)] == [h.seq for h in log.search("live1299", k=3)] == [4300]
+
+
+def test_write_manifest_gives_the_new_stamp_before_the_rename(tmp_path):
+    from scroll.search.store import manifest_stamp, write_manifest
+    seen = []
+    first = write_manifest(tmp_path, {"v": 1}, [], covered_seq=0, vocab_size=0, generation=1)
+    stamp = write_manifest(tmp_path, {"v": 1}, [], covered_seq=5, vocab_size=3, generation=2,
+                           before_replace=lambda s: seen.append((s, manifest_stamp(tmp_path))))
+    assert seen == [(stamp, first)] and stamp == manifest_stamp(tmp_path) != first

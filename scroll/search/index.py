@@ -200,10 +200,10 @@ class SearchIndex(IndexQuery, SegmentUpkeep):
                                                          self.generation)
 
     def _write_manifest_file(self, segments: list, covered_seq: int, vocab_size: int, generation: int,
-                             on_replaced=None) -> tuple:
+                             before_replace=None) -> tuple | None:
         """Atomically replace the manifest; returns its new stamp. Touches no attribute."""
         return write_manifest(self.path, {**self.params, "log_id": self.log_id}, segments, covered_seq,
-                              vocab_size, generation, on_replaced)
+                              vocab_size, generation, before_replace)
 
     def _persist_vocab(self) -> None:
         """Append the terms that got ids since the last flush to vocab.txt (in id order)."""

@@ -22,9 +22,12 @@ MANIFEST = "manifest.json"
 def manifest_stamp(path: Path) -> tuple | None:
     """(mtime, size, inode) of the manifest: changes whenever any process replaces it."""
     try:
-        st = os.stat(path / MANIFEST)
+        return _stamp_of(os.stat(path / MANIFEST))
     except FileNotFoundError:
         return None
+
+
+def _stamp_of(st: os.stat_result) -> tuple:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
@@ -36,9 +39,12 @@ def read_manifest(path: Path) -> dict | None:
 
 
 def write_manifest(path: Path, header: dict, segments: list, covered_seq: int, vocab_size: int,
-                   generation: int, on_replaced=None) -> tuple | None:
+                   generation: int, before_replace=None) -> tuple | None:
     """Atomically replace the manifest, then delete what it no longer names; returns its stamp.
-    `on_replaced(stamp)` is called in between (the deletes may take a while)."""
+    `before_replace(stamp)` gets the new manifest's stamp before it is in place (a rename keeps
+    the inode, size and mtime, so the temp file's stamp is the manifest's): no reader sees the
+    new manifest before its writer knows its stamp. The stamp returned is read after the
+    rename (the same, save on a filesystem whose rename would touch the mtime)."""
     data = {**header, "generation": generation, "covered_seq": covered_seq, "vocab_size": vocab_size,
             "segments": [s.path.name for s in segments]}
     tmp = path / (MANIFEST + ".tmp")
@@ -46,10 +52,11 @@ def write_manifest(path: Path, header: dict, segments: list, covered_seq: int, v
         json.dump(data, fh)
         fh.flush()
         os.fsync(fh.fileno())
+        stamp = _stamp_of(os.fstat(fh.fileno()))
+    if before_replace is not None:
+        before_replace(stamp)
     os.replace(tmp, path / MANIFEST)
     stamp = manifest_stamp(path)
-    if on_replaced is not None:
-        on_replaced(stamp)
     # under the lock every write is finished: a segment the manifest does not name (merged
     # away, or left by a writer killed before its manifest) and any .tmp- dir are garbage
     keep = set(data["segments"])

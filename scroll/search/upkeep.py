@@ -84,10 +84,10 @@ class SegmentUpkeep:
                 # before `done` knows it by the job's stamp and goes on (_check_manifest)
                 job.static = static_with(job.base_static, job.frozen, segs)
                 job.segments = segs
-                # the manifest write deletes the merged-away segments; the stamp is the job's as soon
-                # as the new manifest is in place, before those deletes
-                self._write_manifest_file(segs, segs[-1].last_seq, job.n_terms, job.generation + 1,
-                                          on_replaced=lambda stamp: setattr(job, "stamp", stamp))
+                # the stamp is the job's before the new manifest is in place: an append that sees it
+                # never waits for the rest of this job (the deletes of merged-away segments)
+                job.stamp = self._write_manifest_file(segs, segs[-1].last_seq, job.n_terms, job.generation + 1,
+                                                      before_replace=lambda stamp: setattr(job, "stamp", stamp))
         except BaseException as e:  # noqa: BLE001 - reported to the main thread by _install
             job.error = e
         finally:
