@@ -2,7 +2,6 @@
 replay, output-limit restarts, kernels made in short-lived threads, restart timing."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 
