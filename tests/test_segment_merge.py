@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from scroll.search.segment import _ARRAYS, Segment, merge_segments, write_segment
 from scroll.search.tail import Tail
@@ -40,7 +41,14 @@ def _by_sort(root, segs, n_terms):
     return write_segment(root, triples=(terms[order], docs[order], tfs[order]), meta=meta, n_terms=n_terms)
 
 
-def test_merge_equals_sorting_every_posting(tmp_path):
+@pytest.mark.parametrize("chunk", [1 << 16, 1, 7])
+def test_merge_equals_sorting_every_posting(tmp_path, monkeypatch, chunk):
+    """Whatever the runs a merge moves its postings in (MERGE_CHUNK; 1: a run per term, and runs
+    that cut no term), and its per-doc columns copied a few rows at a time (PACE_BYTES)."""
+    from scroll.search import segment
+    monkeypatch.setattr(segment, "MERGE_CHUNK", chunk)
+    if chunk != 1 << 16:
+        monkeypatch.setattr(segment, "PACE_BYTES", 64)
     rng = np.random.default_rng(5)
     for trial in range(6):
         root = tmp_path / f"t{trial}"
@@ -57,3 +65,27 @@ def test_merge_equals_sorting_every_posting(tmp_path):
             a, b = np.load(fast / f"{name}.npy"), np.load(slow / f"{name}.npy")
             assert a.dtype == b.dtype and np.array_equal(a, b), (trial, name)
         assert json.loads((fast / "strings.json").read_text()) == json.loads((slow / "strings.json").read_text())
+
+
+def test_term_runs_cover_every_term_once_in_runs_of_about_the_chunk():
+    from scroll.search.segment import _term_runs
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        counts = rng.integers(0, 40, size=int(rng.integers(0, 60)))
+        counts[rng.random(len(counts)) < 0.3] = 0
+        indptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        chunk = int(rng.integers(1, 120))
+        runs = _term_runs(indptr, chunk)
+        assert [x for run in runs for x in run] == ([0] + [b for _, b in runs[:-1] for _ in (0, 1)] + [len(counts)]
+                                                   if len(counts) else [])
+        for a, b in runs:       # a run: its first term (maybe bigger than a chunk), then at most a chunk more
+            assert a < b and int(indptr[b] - indptr[a + 1]) <= chunk, (chunk, a, b)
+
+
+def test_concat_in_runs_is_np_concatenate():
+    from scroll.search import segment
+    parts = [np.array(["2023-05-17T18:28:59"] * 1000), np.array(["x"] * 3), np.array([], dtype="<U5"),
+             np.array(["2023-05-17T18:28:59+00:00"] * 17)]
+    for p in (parts, [np.arange(5000, dtype=np.int64), np.arange(3, dtype=np.int32)], [np.zeros(0)]):
+        a, b = segment.concat_in_runs(p), np.concatenate(p)
+        assert a.dtype == b.dtype and np.array_equal(a, b)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .segment import _FIELDS, write_segment
+from .segment import _FIELDS, concat_in_runs, write_segment
 from .topk import Part
 from .vocab import SHARDS
 
@@ -195,7 +195,7 @@ def static_with(base: dict | None, frozen: Tail | None, segments: list) -> dict:
     if frozen is None:
         out = {name: base[name] for name in cols}
     else:
-        out = {name: (np.concatenate([base[name], frozen.column(name)]) if base else frozen.column(name).copy())
+        out = {name: (concat_in_runs([base[name], frozen.column(name)]) if base else frozen.column(name).copy())
                for name in cols}
     if len(out["seqs"]) != n:
         raise RuntimeError(f"index: {len(out['seqs'])} per-doc rows for {n} documents in the segments")
