@@ -29,7 +29,8 @@ _FIELDS = ("sess", "kind", "role", "origin")  # string columns stored as codes +
 PACE_BYTES = 1 << 20
 # A merge moves postings in runs of about this many (see merge_segments): numpy holds the GIL
 # through a repeat or a scatter, and a background merge must not hold up the appends for long
-# (measured here: a 1.5 M-posting segment's scatter into fresh memory, 45 ms; runs of 2^18, 9 ms).
+# (measured here: a 1.5 M-posting segment's scatter into fresh memory, 45 ms; in runs of 2^18
+# postings, 9 ms at most, so runs of 2^16).
 MERGE_CHUNK = 1 << 16
 
 
