@@ -156,6 +156,11 @@ def test_search_bench_end_to_end(tmp_path):
         assert r["stall_probe"]["wakeups"] > 0 and r["stall_probe"]["fsyncs"] > 0
         quiet = r["append_machine_quiet"]   # the appends the probe saw no machine stall during
         assert quiet["n"] + quiet["left_out"] == tail and quiet["max_ms"] <= r["append"]["max_ms"]
+        during = r.get("append_during_background")   # the appends while our flush or merge ran
+        assert (during is None) == (name == "fts5")
+        if during is not None:
+            assert during["n"] >= sum(1 for s in slow if s["background"])
+            assert during["n"] <= tail and during.get("max_ms", 0) <= r["append"]["max_ms"]
     f = run0["systems"]["fts5-fields"]
     assert "error" not in f and f["fresh_found"] == f["fresh_total"]
     st = run0["systems"]["bm25s"]

@@ -32,6 +32,9 @@ SPEED_ROWS = [
     ("searches interleaved with appends p95 ms", lambda r: r["interleaved"]["p95_ms"], "{:.2f}"),
     ("append p50 / p99 / max ms (flushes + merges)",
      lambda r: (r["append"]["p50_ms"], r["append"]["p99_ms"], r["append"]["max_ms"]), "{:.2f} / {:.2f} / {:.1f}"),
+    ("append p99 / max ms of the appends while a background flush or merge of ours ran (how many)",
+     lambda r: (r["append_during_background"]["p99_ms"], r["append_during_background"]["max_ms"],
+                r["append_during_background"]["n"]), "{:.2f} / {:.1f} ({:,})"),
     ("append p99 / max ms without the appends during a disk stall (left out: the probe's own fdatasync "
      "took over 5 ms meanwhile, no background work of the system in flight)",
      lambda r: (r["append_machine_quiet"]["p99_ms"], r["append_machine_quiet"]["max_ms"],

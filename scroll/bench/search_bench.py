@@ -349,6 +349,9 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
                 fresh_ok += bool(hits) and hits[0].seq == seq
     res["append"] = report.pct(app)
     res["append_slowest"] = _slowest(marks, probe)
+    if any(bg is not None for *_, bg in marks):
+        # the issue's own measure: the appends while a flush or merge of ours was in flight
+        res["append_during_background"] = report.pct([t1 - t for t, t1, _, bg in marks if bg])
     stalled = probe.stalled([(t, t1) for t, t1, _, _ in marks])
     if stalled is not None:
         # the appends left out: the probe's own 4 KiB fdatasync stalled meanwhile (the disk stopped)
