@@ -20,6 +20,7 @@ SPEED = ("results/bench/search-13m-long.json", "results/bench/search-10m-chat.js
 RECALL = "results/bench/recall-sets.json"
 AB = "results/bench/search-ab.json"
 INGEST = "results/bench/ingest-rounds.json"
+RUNS = "results/bench/runs"
 SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
 SPEED_ROWS = [
     ("ingest s (bulk, until searchable)", lambda r: r["ingest_s"], "{:.1f}"),
@@ -111,6 +112,44 @@ def speed_table(res: dict) -> str:
     return head + "\n".join(lines) + "\n" + tail
 
 
+def runs_table(root: Path = ROOT) -> str:
+    """Every committed run of the two speed benches (the tables' files and `RUNS`' repeats), each
+    corpus's runs in the order they ran: the appends' tails vary with the disk and the VM, and one
+    run's table can't show that."""
+    rows = []
+    for f in [root / p for p in SPEED] + sorted((root / RUNS).glob("search-*-run*.json")):
+        res = json.loads(f.read_text())
+        run = res["runs"][0]
+        ours = run["systems"].get("ours", {})
+        if "append" not in ours:
+            continue
+        rows.append((run.get("shape", "chat"), run["words"], res.get("created", ""), f.relative_to(root), res, run))
+    if not rows:
+        return ""
+    lines = ["| corpus | result file | git | ours: append p99 / max ms | max while our flush or merge ran | "
+             "ours' slowest append: what the stall probe saw | FTS5 / FTS5-fields append max ms |",
+             "|---|---|---|---:|---:|---|---:|"]
+    for shape, words, _, path, res, run in sorted(rows, key=lambda r: (r[0], r[2])):
+        ours = run["systems"]["ours"]
+        during = ours.get("append_during_background", {})
+        worst = (ours.get("append_slowest") or [None])[0]
+        saw = "-"
+        if worst is not None:
+            probe = worst.get("probe")
+            saw = _PROBE_SAW[probe["kind"]].format(ms=probe["ms"]) if probe else "nothing slow"
+            saw += {True: " (our flush or merge running)", False: " (no background work of ours)", None: ""}[
+                worst["background"]]
+        peers = " / ".join(f"{run['systems'][p]['append']['max_ms']:.1f}" if "append" in run["systems"].get(p, {})
+                           else "-" for p in ("fts5", "fts5-fields"))
+        lines.append(f"| {words / 1e6:.0f} M {shape} | `{path}` | {res['git_sha'][:7]} | "
+                     f"{ours['append']['p99_ms']:.2f} / {ours['append']['max_ms']:.1f} | "
+                     + (f"{during['max_ms']:.1f}" if "max_ms" in during else "-") + f" | {saw} | {peers} |")
+    return ("**Every committed run of the two commands above** (the tables' files and their repeats in "
+            f"`{RUNS}/`, each `--out` path in its file's command; by corpus, in the order they ran; the search code is the same from "
+            "38467ca on, the rows before it ran older code):\n\n"
+            + "\n".join(lines) + "\n")
+
+
 def recall_table(res: dict) -> str:
     m = res["machine"]
     head = (f"**Evidence recall@{res['k']}, evaluation sets of three shapes** (report seeds of "
@@ -179,6 +218,9 @@ def block(root: Path = ROOT) -> str:
             res = json.loads((root / p).read_text())
             res["_path"] = p
             parts.append(speed_table(res))
+    runs = runs_table(root)
+    if runs:
+        parts.append(runs)
     if (root / INGEST).exists():
         parts.append(ingest_table(json.loads((root / INGEST).read_text())))
     if (root / AB).exists():
