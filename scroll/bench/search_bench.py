@@ -65,6 +65,7 @@ class BenchConfig:
     workdir: str | None = None
     keep: bool = False
     timeout_s: int = 3600
+    flush_docs: int | None = None  # ours: the index's flush_docs (None: its default, 5,000)
 
 
 def run(cfg: BenchConfig, progress=None) -> dict:
@@ -178,16 +179,17 @@ def _spawn(system: str, d: Path, cfg: BenchConfig) -> dict:
 
 # ------------------------------------------------------------------ worker side
 class _Ours:
-    def __init__(self, path: str, durability: str):
+    def __init__(self, path: str, durability: str, flush_docs: int | None = None):
         from scroll.events import EventLog
         self.path = path
-        self.log = EventLog(path, durability=durability)
+        self.options = {"flush_docs": flush_docs} if flush_docs else None
+        self.log = EventLog(path, durability=durability, index_options=self.options)
         self.log.index  # live index: appends keep it up to date
 
     def reopen(self, durability):
         self.log.close()
         from scroll.events import EventLog
-        self.log = EventLog(self.path, durability=durability)
+        self.log = EventLog(self.path, durability=durability, index_options=self.options)
 
     def index_bytes(self) -> int:
         return self.log.index.disk_bytes()
@@ -277,7 +279,7 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     res: dict = {"system": system}
     if system == "bm25s":
         return _worker_static(d, qs, res, rss_start, load_start)
-    sysobj = _Ours(path, cfg.durability) if system == "ours" else _Fts(path, cfg.durability, system == "fts5-fields")
+    sysobj = _Ours(path, cfg.durability, cfg.flush_docs) if system == "ours" else _Fts(path, cfg.durability, system == "fts5-fields")
 
     t0 = time.perf_counter()
     n_bulk = 0

@@ -59,6 +59,8 @@ def search_cmd(
                                            "searches and appends do not run against the import's writeback."),
     locomo: Optional[str] = typer.Option(None, "--locomo", help="Also measure recall@10 on LoCoMo JSON."),
     workdir: Optional[str] = typer.Option(None, help="Work directory (default: a temp dir, removed)."),
+    flush_docs: Optional[int] = typer.Option(None, min=1, help="Ours: documents per background segment "
+                                                                "flush (default: the index's own, 5,000)."),
 ) -> None:
     """Scroll search vs SQLite FTS5: speed, memory, size, freshness and recall@10."""
     from scroll.bench import report
@@ -70,7 +72,8 @@ def search_cmd(
         raise typer.BadParameter(f"must be chat, long or tool, not {shape!r}", param_hint="--shape")
     cfg = BenchConfig(sizes=_sizes(sizes), seed=seed, queries=queries, tail=tail, every=every,
                       durability=durability.lower(), systems=_systems(systems), shape=shape,
-                      quality=quality, settle=settle, locomo=locomo, workdir=workdir)
+                      quality=quality, settle=settle, locomo=locomo, workdir=workdir,
+                      flush_docs=flush_docs)
     progress = None if as_json else (lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True))
     result = run(cfg, progress=progress)
     if out:
