@@ -60,6 +60,12 @@ _PROBE_SAW = {"fsync": "the probe's own fsync took {ms:.0f} ms then",
               "late": "the probe's own wake-up came {ms:.0f} ms late then"}
 
 
+def _probe_saw(worst: dict, nothing: str) -> str:
+    """What the stall probe saw during a slowest-append record (`nothing`: it saw nothing slow)."""
+    probe = worst.get("probe")
+    return _PROBE_SAW[probe["kind"]].format(ms=probe["ms"]) if probe else nothing
+
+
 def _slowest_note(run: dict, systems: list[str]) -> str:
     """Each system's slowest append and what the machine-stall probe saw during it (older result
     files have no such record: no note)."""
@@ -68,8 +74,7 @@ def _slowest_note(run: dict, systems: list[str]) -> str:
         worst = (run["systems"][s].get("append_slowest") or [None])[0]
         if worst is None:
             continue
-        probe = worst.get("probe")
-        saw = _PROBE_SAW[probe["kind"]].format(ms=probe["ms"]) if probe else "the probe saw nothing slow then"
+        saw = _probe_saw(worst, "the probe saw nothing slow then")
         bg = {True: ", our background flush running", False: ", no background work", None: ""}[worst["background"]]
         parts.append(f"{s} {worst['ms']:.1f} ms (append {worst['append']:,}, {worst['cpu_ms']:.1f} ms of it on "
                      f"the CPU{bg}; {saw})")
@@ -133,20 +138,16 @@ def runs_table(root: Path = ROOT) -> str:
         ours = run["systems"]["ours"]
         during = ours.get("append_during_background", {})
         worst = (ours.get("append_slowest") or [None])[0]
-        saw = "-"
-        if worst is not None:
-            probe = worst.get("probe")
-            saw = _PROBE_SAW[probe["kind"]].format(ms=probe["ms"]) if probe else "nothing slow"
-            saw += {True: " (our flush or merge running)", False: " (no background work of ours)", None: ""}[
-                worst["background"]]
+        saw = "-" if worst is None else _probe_saw(worst, "nothing slow") + {
+            True: " (our flush or merge running)", False: " (no background work of ours)", None: ""}[worst["background"]]
         peers = " / ".join(f"{run['systems'][p]['append']['max_ms']:.1f}" if "append" in run["systems"].get(p, {})
                            else "-" for p in ("fts5", "fts5-fields"))
         lines.append(f"| {words / 1e6:.0f} M {shape} | `{path}` | {res['git_sha'][:7]} | "
                      f"{ours['append']['p99_ms']:.2f} / {ours['append']['max_ms']:.1f} | "
                      + (f"{during['max_ms']:.1f}" if "max_ms" in during else "-") + f" | {saw} | {peers} |")
     return ("**Every committed run of the two commands above** (the tables' files and their repeats in "
-            f"`{RUNS}/`, each `--out` path in its file's command; by corpus, in the order they ran; the search code is the same from "
-            "38467ca on, the rows before it ran older code):\n\n"
+            f"`{RUNS}/`, each `--out` path in its file's command; by corpus, in the order they ran; the search "
+            "code is the same from 38467ca on, the rows before it ran older code):\n\n"
             + "\n".join(lines) + "\n")
 
 

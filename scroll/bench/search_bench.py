@@ -279,7 +279,8 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     res: dict = {"system": system}
     if system == "bm25s":
         return _worker_static(d, qs, res, rss_start, load_start)
-    sysobj = _Ours(path, cfg.durability, cfg.flush_docs) if system == "ours" else _Fts(path, cfg.durability, system == "fts5-fields")
+    sysobj = (_Ours(path, cfg.durability, cfg.flush_docs) if system == "ours"
+              else _Fts(path, cfg.durability, system == "fts5-fields"))
 
     t0 = time.perf_counter()
     n_bulk = 0
