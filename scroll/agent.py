@@ -25,7 +25,8 @@ from .config import LoopConfig
 from .files.attach import file_refs
 from .headlines import render_files
 from .origin import Origin
-from .prompts import KERNEL_PRELUDE, SYSTEM_PROMPT
+from .packs import get_pack
+from .prompts import SYSTEM_PROMPT, kernel_prelude, system_prompt as pack_system_prompt
 from .view import Step, View, approx_tokens, chatml, history_preamble, prefix_reuse
 
 NO_CODE = ("Your reply had no ```python code block, so nothing ran. Reply with exactly one ```python block "
@@ -47,6 +48,15 @@ def extract_headline(reply: str) -> tuple[str, str, str] | None:
 
 
 ALL_SESSIONS = "*"  # Agent.run(sessions=ALL_SESSIONS): the whole log is in scope
+
+
+def _resolve_pack(configured: str | None, required: str | None) -> str | None:
+    """The run's task pack: the loop config's, or the one a policy is written for (the regex
+    teacher needs its pack's helpers); a policy's pack that differs from the config's is refused."""
+    if required and configured and required != configured:
+        raise ValueError(f"this policy writes cells for the {required!r} task pack, but the loop config names "
+                         f"{configured!r}")
+    return configured or required
 
 
 def history_sessions(log) -> list[str]:
@@ -99,7 +109,11 @@ class Agent:
         the LCM baseline's tool cells). A custom prompt is logged with the task. `map_llm`,
         `delegation`: ms.llm_map's backend and the agent_map task tree (scroll.operators)."""
         self.log, self.llm, self.cfg, self.session = log, llm, config or LoopConfig(), session
-        self.system_prompt = system_prompt or SYSTEM_PROMPT
+        self.pack = get_pack(_resolve_pack(self.cfg.pack, getattr(llm, "pack", None)))
+        self.system_prompt = system_prompt or pack_system_prompt(self.pack)
+        if kernel is not None and hasattr(kernel, "pack") and kernel.pack != (self.pack and self.pack.name):
+            raise ValueError(f"the kernel was built for task pack {kernel.pack!r}, this run has "
+                             f"{self.pack and self.pack.name!r}")
         self.on_step = on_step
         count = getattr(llm, "count_tokens", None)
         self.count = count if callable(count) else approx_tokens
@@ -124,7 +138,7 @@ class Agent:
             self._kernel = Kernel(
                 self.log, self.session, memory_limit=self.cfg.memory_limit,
                 max_output_chars=self.cfg.max_output_chars, timeout=self.cfg.cell_timeout,
-                sandbox=True if self.cfg.sandbox else "off", prelude=KERNEL_PRELUDE,
+                sandbox=True if self.cfg.sandbox else "off", prelude=kernel_prelude(self.pack),
                 capability=self.capability, stateless=not self.cfg.persistent_kernel,
             )
         return self._kernel
@@ -242,6 +256,7 @@ class Agent:
             preamble = "" if cfg.history_access else self._preamble(granted)
             self._append("user", "task", task,
                          {**(meta or {}), "backend": backend, "config": cfg.to_dict(), "sessions": granted,
+                          "pack": self.pack.name if self.pack else None,
                           "token_counter": "exact" if self.exact else "approximate",
                           **({"system_prompt": self.system_prompt} if self.system_prompt != SYSTEM_PROMPT else {}),
                           **({"preamble": preamble} if preamble else {})},

@@ -42,6 +42,8 @@ class LoopConfig:
     # ms.attach (scroll.files): a file stored whole behind a reference, its summary in the log
     attach_max_bytes: int = 256 << 20  # one attached file; larger: refused before any byte moves
     file_summary_tokens: int = 600     # a file event's text (reference + exploration summary)
+    # a task pack (scroll.packs): prompt text + kernel helpers of one task generator; None = the core only
+    pack: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -71,6 +73,11 @@ class LoopConfig:
         for ok, msg in checks:
             if not ok:
                 raise ValueError(f"loop config: {msg}")
+        if self.pack is not None:
+            from .packs import pack_names
+
+            if self.pack not in pack_names():
+                raise ValueError(f"loop config: unknown task pack {self.pack!r} (known: {pack_names()})")
 
     @classmethod
     def from_yaml(cls, path: str | Path | None = None, **overrides: Any) -> "LoopConfig":

@@ -1,4 +1,8 @@
-"""The system prompt: the rules of the environment and the `ms` API the model codes against."""
+"""The system prompt: the rules of the environment and the `ms` API the model codes against.
+
+The core prompt and prelude document `ms`, Python and the question-agnostic helpers of
+scroll/toolkit.py only; a task pack (scroll.packs) adds its own text and helpers:
+`system_prompt(pack)`, `kernel_prelude(pack)`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +16,8 @@ def final(answer):
     ms.final(str(answer))
 '''
 
-# The helpers of scroll/toolkit.py, defined in the kernel after `final` (one source of truth:
-# the host tests import the same file).
+# The question-agnostic helpers of scroll/toolkit.py, defined in the kernel after `final` (one
+# source of truth: the host tests exec the same file).
 TOOLKIT_SOURCE = (Path(__file__).with_name("toolkit.py")).read_text(encoding="utf-8")
 KERNEL_PRELUDE = FINAL_PRELUDE + "\n" + TOOLKIT_SOURCE
 
@@ -36,11 +40,15 @@ The capability object `ms` (read-only toward history; every result carries its `
   ms.agent_map(items, task, retain="work you keep", delegate="work each sub-session does", chunk=1) -> a sub-agent
       per chunk of items (strictly fewer items than you pass), each answer in item order; wait=False -> a job
   final(answer) -> ends the task with your answer
-Helpers over hits (a `cue` is a case-insensitive regex; each prints evidence and `ANSWER: ... | evidence seqs: [...]`):
-  latest(hits, cue) -> the Capitalised Name after the latest match     count_sessions(hits, cue) -> sessions with a match
-  date_of(hits, cue) -> date of the first match + today/yesterday      total(hits, cue) -> sum of amounts, `$` marks the amount
-  earliest(hits, cue) -> the Name after the earliest match           days_between(hits, cue) -> days from first to last dated match
-  all_values(hits, cue) -> every distinct Name after a match (two values of one fact: report both)
+Helpers over hits (question-agnostic; `must`: the words a statement must hold, `|` between alternatives, `_` joins a
+phrase; `about`: words that rank; who=None: my own statements, who="sister": my sister's; plans, wishes, negations and
+other people's statements never qualify; each prints evidence and `ANSWER: ... | evidence seqs: [...]`):
+  latest_of(hits, must, about="", who=None) -> the Name in the newest statement   earliest_of(...) -> in the oldest
+  values_of(hits, must) -> every distinct Name ("A; B")     count_of(hits, must) -> sessions with a statement
+  day_of(hits, must, about="") -> the day it happened      sum_of(hits, must) -> the sum of the amounts spent
+  first_of(hits, [a, b]) -> which happened first          days_apart(hits, a, b) -> days between two events
+  ever(hits, must) -> "yes"/"no"                           said_about(hits, must) -> the newest statement itself
+  facts(hits, must, about="", who=None) -> the qualifying statements (.seq .day .text .names .amounts)
   user_turns() -> every user turn of the history (no search)
 
 Rules:
@@ -51,3 +59,14 @@ Rules:
 - Optionally start your reply with one line `HEADLINE: <task> | <state> | <next action>`: it labels this step if it is
   later evicted from your view.
 - When you know the answer, call final(answer) in a cell."""
+
+
+
+def system_prompt(pack=None) -> str:
+    """The core prompt, plus the pack's text when a run names one (scroll.packs.TaskPack)."""
+    return SYSTEM_PROMPT if pack is None else SYSTEM_PROMPT + "\n\n" + pack.prompt
+
+
+def kernel_prelude(pack=None) -> str:
+    """The core prelude (`final` and scroll/toolkit.py), plus the pack's helpers."""
+    return KERNEL_PRELUDE if pack is None else KERNEL_PRELUDE + "\n" + pack.prelude

@@ -1,173 +1,331 @@
-"""Helpers defined in every kernel next to `ms` (the system prompt lists them).
+"""Question-agnostic helpers defined in every kernel next to `ms` (the system prompt lists them).
 
-They are plain Python over `ms` results, so a cell can say what to compute in one line:
+They know English, not any task: what a sentence is, who its subject is, whether it states
+something that happened (not a plan, a wish, a quote, a cancellation, someone else's life),
+which day it refers to, what amounts and Capitalised Names it holds. The question's own
+words go in as arguments:
 
-    hits = ms.search("dentist", k=None, role="user")        # LOCATE every candidate turn
-    count_sessions(hits, "I went to the dentist|I had a dentist appointment")
-    # prints each session's first matching statement, then `ANSWER: 3 | evidence seqs: [...]`
+    hits = ms.search("dentist dental checkup", k=None, role="user")      # LOCATE
+    count_of(hits, "dentist|dental")                                      # sessions where I did it
 
-A `cue` is a regular expression matched case-insensitively from a word boundary in each
-hit's text; what the helper reads AFTER the cue is fixed by the helper:
+`must`: the words a statement must contain, space-separated groups, `|` between the
+alternatives of one group ("Biscuit adopt|rescue": Biscuit AND (adopt OR rescue)). A word
+matches its variants (adopt ~ adopted, adopting, adoption; move ~ moved; taxi ~ taxis) and a
+multi-word name matches as a phrase with `_` for its spaces ("Oslo_Half_Marathon").
+`about`: optional words of the same form that rank statements (more matches first).
+`who`: whose statements count: None = mine (first person or no other subject), or a
+relation word ("sister": sentences whose subject is "my sister").
 
-    latest(hits, cue)          the Capitalised Name right after the latest match ("I moved to|I live in")
-    count_sessions(hits, cue)  how many sessions hold a match
-    date_of(hits, cue)         the date of the first match followed by today / this morning /
-                               earlier today / yesterday / last night (yesterday: the day before)
-    total(hits, cue)           the sum of the amounts; `$` in the cue stands for the amount ("paid $ for a taxi")
-    earliest(hits, cue)        the Capitalised Name right after the earliest match (which came first)
-    days_between(hits, cue)    days between the first and the last dated match (a when-word follows the cue)
-    all_values(hits, cue)      every distinct Capitalised Name after a match, oldest first ("A; B"):
-                               two values of one fact are a contradiction to surface, not to settle
-    user_turns()               every user turn of the history, read with ms.expand (no search)
+    facts(hits, must, about="", who=None, any_time=False) -> Fact list (.seq .session .time
+        .day .text .score .names .amounts), oldest first: the statements that qualify
+    latest_of / earliest_of(hits, must, ...)  the Capitalised Name in the newest / oldest statement
+    values_of(hits, must, ...)                every distinct Name, oldest first ("A; B")
+    count_of(hits, must, ...)                 how many sessions hold a qualifying statement
+    day_of(hits, must, ...)                   the day the (first) statement refers to
+                                              ("yesterday" -> the day before it was written)
+    sum_of(hits, must, ...)                   the sum of the amounts ($12, 12 dollars)
+    first_of(hits, [a, b], about="")          which option's event happened first
+    days_apart(hits, a, b, about="")          days from event a to event b
+    ever(hits, must, ...)                     "yes" / "no"
+    said_about(hits, must, ...)               the newest statement itself
+    user_turns()                              every user turn of the history (no search)
 
-Each helper prints a few compact evidence lines and one `ANSWER: <value> | evidence seqs:
-[...]` line, and returns the answer as a string ("unknown" when nothing matches). This file
-is executed inside the sandboxed kernel at every start (scroll.prompts.kernel_prelude), so
-it imports nothing but the standard library and finds `ms` as a global of the cell's
-namespace.
+Each prints a few evidence lines and one `ANSWER: <value> | evidence seqs: [...]` line and
+returns the answer as a string ("unknown" when nothing qualifies). This file runs inside
+the sandboxed kernel at every start (scroll.prompts.kernel_prelude): standard library only,
+`ms` is a global of the cell's namespace. Everything here is generic English; no name of a
+task family, template or generator occurs (tests/test_writer.py checks that).
 """
 import datetime as _dt
 import re as _re
 
-_NAME = r"(?P<value>[A-Z][\w'&-]*(?: [A-Z][\w'&-]*)*)"
-_WHEN = r"(?P<when>today|this morning|earlier today|yesterday|last night)"
-_AMOUNT = r"\$(\d+(?:\.\d\d)?)"
+_SPLIT = _re.compile(r"(?<!\bDr)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bSt)[.!?;:]+(?:\s+|$)|\s+[-\u2013\u2014]+\s+|\n+")
+_WORD = _re.compile(r"[A-Za-z][A-Za-z'&-]*|\d+")
+_PEOPLE = set(("neighbor neighbour neighbors neighbours friend friends sister brother mom mum mother dad father "
+               "parents cousin aunt uncle grandma grandmother grandpa grandfather grandparents wife husband partner "
+               "colleague coworker boss son daughter niece nephew roommate flatmate boyfriend girlfriend kids "
+               "stepbrother stepsister godmother godfather in-laws family sibling siblings fiance fiancee").split())
+_HEDGE = _re.compile(
+    r"\b(?:might|maybe|perhaps|someday|some day|one day|thinking (?:of|about)|considering|consider|plan|plans|"
+    r"planning|planned|going to|gonna|will|won't|'ll|next (?:week|month|year|time)|soon|should|need|needs|"
+    r"want to|wants to|would|'d|could|if|hope|hoping|wish|dream|dreams|daydream\w*|cancel\w*|skip\w*|"
+    r"didn't|did not|don't|do not|doesn't|never|not|fell through|called off|postponed|supposed to|"
+    r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
+    r"registered|interview\w*|recruiter\w*|ignored)\b", _re.I)
+_UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|a week|a month|per)\b", _re.I)
+_BACKDATED = _re.compile(
+    r"\b(?:back in|back then|years ago|ages ago|used to|as a (?:kid|child|student|teen)|when I was|growing up|"
+    r"grew up|college|childhood|once lived|formerly|previously|last year)\b", _re.I)
+_WHEN = [(_re.compile(r"\b(?:yesterday|last night)\b", _re.I), 1),
+         (_re.compile(r"\b(?:today|this (?:morning|afternoon|evening)|earlier today|tonight|just now)\b", _re.I), 0),
+         (_re.compile(r"\b(\d+|two|three|four|five|six) days ago\b", _re.I), None)]
+_NUMS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_MONEY = _re.compile(r"[$\u20ac\u00a3]\s?(\d[\d,]*(?:\.\d\d)?)|\b(\d[\d,]*(?:\.\d\d)?)\s?(?:dollars|bucks|usd|euros?)\b",
+                     _re.I)
+_ALWAYS = set(("i i'm i've i'd i'll mr mrs ms dr monday tuesday wednesday thursday friday saturday sunday january february "
+               "march april june july august september october november december").split())
+# capitalised words that start sentences without being names (plain English, no task words)
+_COMMON = set(("a an the i i'm i've i'd i'll we we're we've my our me us you your it it's its this that these those "
+               "there here he she they his her their so and but or also just finally still now then today tonight "
+               "yesterday tomorrow morning afternoon evening hey hi hello oh ok okay well yes no not anyway random "
+               "quick big small new old good great little first second last next another other some any every all "
+               "after before since when while where what which who why how had have has did do does was were is "
+               "are be been got get went came took made spent paid saw met started moved finally officially "
+               "news update alert reminder note btw fyi guess turns apparently honestly seriously "
+               "years days weeks months one two three four five six mr mrs ms dr "
+               "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
+               "july august september october november december spring summer autumn fall winter").split())
 
 
-def _rx(cue, tail=""):
-    if not isinstance(cue, str) or not cue.strip():
-        raise ValueError("cue must be a non-empty regular expression string")
-    return _re.compile(r"\b(?i:" + cue + r")" + tail)
+def _stem(w):
+    w = w.lower().strip("'")
+    for suf in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s", "e", "ion"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            return w[: len(w) - len(suf)]
+    return w
 
 
-def _matches(hits, rx):
-    """(hit, match) for every match, hits in log order."""
+def _groups(spec):
+    """'Biscuit adopt|rescue' -> [[('biscuit',)], [('adopt',), ('rescue',)]] (phrases as stem tuples)."""
+    if isinstance(spec, (list, tuple)):
+        spec = " ".join(str(s) for s in spec)
     out = []
-    for h in sorted(hits, key=lambda h: h.seq):
-        for m in rx.finditer(h.text or ""):
-            out.append((h, m))
+    for grp in str(spec or "").split():
+        alts = [tuple(_stem(w) for w in _WORD.findall(a.replace("_", " "))) for a in grp.split("|")]
+        alts = [a for a in alts if a]
+        if alts:
+            out.append(alts)
     return out
 
 
-def _snip(text, m, width=90):
-    i = max(0, m.start() - width // 4)
-    return " ".join(text[i:i + width].split())
+def _has(stems, alt):
+    n = len(alt)
+    return any(tuple(stems[i:i + n]) == alt for i in range(len(stems) - n + 1))
 
 
-def _show(rows, limit=6):
-    for h, m in rows[-limit:]:
-        print(f"  seq={h.seq} {h.time[:10]} {_snip(h.text, m)!r}")
+def _names(text, skip=(), vocab=frozenset()):
+    """Capitalised Names in a sentence ("Cobalt Health", "Prague"). A capitalised word that is a
+    common word, or that the history also writes in lower case (`vocab`), is not a name."""
+    out, cur, first = [], [], True
+    for m in _re.finditer(r"[A-Za-z][\w'&-]*|[^\sA-Za-z]+", text):
+        tok = m.group().rstrip(".,")
+        low = tok.lower()
+        base = low[:-2] if low.endswith("'s") else low
+        if tok[:1].isupper() and base not in _ALWAYS and not (first and (base in _COMMON or base in vocab)):
+            cur.append(tok)
+        else:
+            if cur:
+                out.append(" ".join(cur))
+            cur = []
+        first = first and not tok[:1].isalpha() and tok.strip(" '\"([") == ""
+    if cur:
+        out.append(" ".join(cur))
+    skip = {s.lower() for s in skip}
+    out = [n[:-2] if n.endswith("'s") else n for n in out]
+    return [n for n in out if n.lower() not in skip]
 
 
-def _answer(answer, evidence, note=""):
-    print(f"ANSWER: {answer} | evidence seqs: {evidence}{note}")
-    return answer
+def _vocab(hits):
+    """Every word the hits write in lower case (so a capitalised 'Barber' at a sentence start is no name)."""
+    return frozenset(w for h in hits for w in _re.findall(r"\b[a-z][a-z'-]*", h.text or ""))
 
 
-def _named(hits, cue):
-    """(hit, match) for every statement matching `cue` + a Capitalised Name, oldest first; prints the count."""
-    found = sorted(_matches(hits, _rx(cue, r"\s+" + _NAME)), key=lambda x: (x[0].time, x[0].seq))
-    print(f"{len(hits)} turns searched, {len(found)} statements match")
-    return found
+def _subject(sentence, vocab=frozenset()):
+    """'me', a relation word ('sister'), or 'other' (someone else), from how the clause starts."""
+    s = _re.sub(r"^(?:\W|so|also|and|then|oh|anyway|btw|apparently|last \w+|years ago)+\s*", "", sentence, flags=_re.I)
+    m = _re.match(r"(?:my|our)\s+([a-z-]+)('s)?\b", s, _re.I)
+    if m and m.group(1).lower() in _PEOPLE:
+        return "other" if m.group(2) else m.group(1).lower()
+    if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I):
+        return "other"
+    m = _re.match(r"([A-Z][a-z]+)\b", s)
+    if m and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
+        return "name:" + m.group(1)
+    return "me"
 
 
-def latest(hits, cue):
-    """The Capitalised Name right after the latest statement matching `cue`."""
-    found = _named(hits, cue)
-    _show(found, 4)
-    if not found:
-        return _answer("unknown", [], " (no statement matched)")
-    h, m = found[-1]
-    return _answer(m.group("value"), [h.seq])
+class Fact:
+    def __init__(self, hit, text, score, vocab=frozenset()):
+        self.seq, self.session, self.time, self.text, self.score = hit.seq, hit.session, hit.time, text, score
+        self.vocab = vocab
+        self.names = _names(text, (), vocab)
+        self.amounts = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(text)]
+        self.day, self.dated = _dt.date.fromisoformat(hit.time[:10]), False
+        for rx, back in _WHEN:
+            m = rx.search(text)
+            if m:
+                back = back if back is not None else int(_NUMS.get(m.group(1).lower(), m.group(1)))
+                self.day, self.dated = self.day - _dt.timedelta(days=back), True
+                break
+
+    def __repr__(self):
+        return f"Fact(seq={self.seq}, day={self.day}, {self.text[:70]!r})"
 
 
-def count_sessions(hits, cue):
-    """How many sessions hold a statement matching `cue` (each session counted once)."""
-    first = {}
-    for h, m in _matches(hits, _rx(cue)):
-        first.setdefault(h.session, (h, m))
-    rows = list(first.values())
-    print(f"{len(hits)} turns searched, {len(rows)} sessions match")
+def facts(hits, must, about="", who=None, any_time=False):
+    """The statements in `hits` that hold every `must` group, said by `who` (None: me), not
+    hedged (plans, wishes, negations, quotes) and, unless any_time, not about the distant past."""
+    need, rank = _groups(must), _groups(about)
+    anchors = {a[0] for g in need for a in g if len(a) == 1}
+    vocab, out = _vocab(hits), []
+    for h in sorted(hits, key=lambda h: h.seq):
+        for sent in _SPLIT.split(h.text or ""):
+            sent = sent.strip()
+            stems = [_stem(w) for w in _WORD.findall(sent)]
+            if not sent or not all(any(_has(stems, a) for a in g) for g in need):
+                continue
+            subj = _subject(sent, vocab)
+            if subj.startswith("name:") and _stem(subj[5:]) in anchors:
+                subj = "me"  # the question's own name is the subject ("Biscuit came home with us")
+            if subj != (who.lower() if who else "me") or _HEDGE.search(sent):
+                continue
+            if not any_time and _BACKDATED.search(sent):
+                continue
+            out.append(Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab))
+    return out
+
+
+def _show(rows, limit=5):
+    for f in rows[-limit:]:
+        print(f"  seq={f.seq} {f.time[:10]} {f.text[:100]!r}")
+
+
+def _answer(value, rows, note=""):
+    print(f"ANSWER: {value} | evidence seqs: {sorted({f.seq for f in rows})}{note}")
+    return value
+
+
+def _pick(hits, must, about, who, any_time=False):
+    rows = facts(hits, must, about, who, any_time)
+    print(f"{len(hits)} turns searched, {len(rows)} statements qualify")
+    return rows
+
+
+def _best(rows):
+    top = max((f.score for f in rows), default=0)
+    return [f for f in rows if f.score == top]
+
+
+def _value(f, must, about):
+    skip = [" ".join(w.split("_")) for g in str(must).split() + str(about).split() for w in g.split("|")]
+    names = _names(f.text, skip, f.vocab)
+    return names[-1] if len(names) > 1 and _re.search(r"\b(?:to|in|at|for|joined)\s+" + _re.escape(names[-1]), f.text) \
+        else (names[0] if names else None)
+
+
+def latest_of(hits, must, about="", who=None):
+    """The Capitalised Name in the newest qualifying statement (the current value)."""
+    rows = [f for f in _best(_pick(hits, must, about, who)) if _value(f, must, about)]
+    _show(rows)
+    if not rows:
+        return _answer("unknown", [], " (no statement qualifies)")
+    f = max(rows, key=lambda f: (f.time, f.seq))
+    return _answer(_value(f, must, about), [f])
+
+
+def earliest_of(hits, must, about="", who=None):
+    """The Capitalised Name in the oldest qualifying statement (any time, the distant past included)."""
+    rows = [f for f in _best(_pick(hits, must, about, who, True)) if _value(f, must, about)]
+    _show(rows[:5])
+    if not rows:
+        return _answer("unknown", [], " (no statement qualifies)")
+    f = min(rows, key=lambda f: (f.time, f.seq))
+    return _answer(_value(f, must, about), [f])
+
+
+def values_of(hits, must, about="", who=None):
+    """Every distinct Capitalised Name of the qualifying statements, oldest first, joined by '; '."""
+    rows = [f for f in _pick(hits, must, about, who, True) if _value(f, must, about)]
     _show(rows, 8)
-    return _answer(str(len(rows)), [h.seq for h, _ in rows])
+    vals, ev = [], []
+    for f in rows:
+        v = _value(f, must, about)
+        if v not in vals:
+            vals.append(v)
+            ev.append(f)
+    return _answer("; ".join(vals), ev) if vals else _answer("unknown", [], " (no statement qualifies)")
 
 
-def date_of(hits, cue):
-    """The date of the first statement matching `cue` + a when-word (yesterday: one day earlier)."""
-    found = _matches(hits, _rx(cue, r"\s+" + _WHEN))
-    print(f"{len(hits)} turns searched, {len(found)} statements match")
-    _show(found, 4)
-    if not found:
-        return _answer("unknown", [], " (no statement matched)")
-    h, m = found[0]
-    day = _day(h, m)
-    print(f"  seq={h.seq} was written {h.time[:16]} and says {m.group('when')!r}")
-    return _answer(day.isoformat(), [h.seq])
+def count_of(hits, must, about="", who=None):
+    """How many sessions hold a qualifying statement (a session counts once)."""
+    rows = _pick(hits, must, about, who)
+    first = {}
+    for f in rows:
+        first.setdefault(f.session, f)
+    _show(list(first.values()), 8)
+    return _answer(str(len(first)), list(first.values()))
 
 
-def total(hits, cue):
-    """The sum of the amounts in statements matching `cue` (`$` in the cue marks the amount)."""
-    rx = _rx(cue.replace(r"\$", "$").replace("$", _AMOUNT) if isinstance(cue, str) else cue)
-    found = _matches(hits, rx)
-    print(f"{len(hits)} turns searched, {len(found)} amounts match")
-    amounts = [float(next(g for g in m.groups() if g)) for _, m in found]
-    for (h, m), a in list(zip(found, amounts))[-8:]:
-        print(f"  seq={h.seq} {h.time[:10]} ${a:g} {_snip(h.text, m, 60)!r}")
-    if not found:
-        return _answer("unknown", [], " (no amount matched)")
-    s = sum(amounts)
-    return _answer(f"${s:,.2f}".replace(".00", ""), [h.seq for h, _ in found])
+def day_of(hits, must, about="", who=None):
+    """The day the best-matching (then first) qualifying statement refers to, ISO format."""
+    rows = _best(_pick(hits, must, about, who))
+    dated = [f for f in rows if f.dated] or rows
+    _show(dated)
+    if not dated:
+        return _answer("unknown", [], " (no statement qualifies)")
+    f = min(dated, key=lambda f: (f.time, f.seq))
+    print(f"  seq={f.seq} was written {f.time[:16]}: the event was on {f.day}")
+    return _answer(f.day.isoformat(), [f])
 
 
-def earliest(hits, cue):
-    """The Capitalised Name right after the earliest statement matching `cue`."""
-    found = _named(hits, cue)
-    _show(found[:4], 4)
-    if not found:
-        return _answer("unknown", [], " (no statement matched)")
-    h, m = found[0]
-    return _answer(m.group("value"), [h.seq for h, _ in found])
+def sum_of(hits, must, about="", who=None):
+    """The sum of the amounts ($12, 12 dollars) in qualifying statements of money actually spent."""
+    rows = [f for f in _pick(hits, must, about, who) if f.amounts and not _UNSPENT.search(f.text)]
+    _show(rows, 8)
+    if not rows:
+        return _answer("unknown", [], " (no amount qualifies)")
+    s = sum(a for f in rows for a in f.amounts)
+    return _answer(f"${s:,.2f}".replace(".00", ""), rows)
 
 
-def _day(h, m):
-    e = ms.expand(h.seq)  # noqa: F821 - `ms` is the kernel's global  (MATERIALIZE the exact event)
-    day = _dt.date.fromisoformat(e.time[:10])
-    if m.group("when").lower() in ("yesterday", "last night"):
-        day -= _dt.timedelta(days=1)
-    return day
+def first_of(hits, options, about="", who=None):
+    """Which option's event happened first (by the day each qualifying statement refers to)."""
+    seen = []
+    for opt in options:
+        rows = _best(facts(hits, "_".join(str(opt).split()), about, who))
+        if rows:
+            f = min(rows, key=lambda f: (f.day, f.seq))
+            print(f"  {opt}: {f.day} seq={f.seq} {f.text[:80]!r}")
+            seen.append((f.day, f.seq, opt, f))
+    if len(seen) < 2:
+        return _answer("unknown", [x[3] for x in seen], " (need a dated statement for each option)")
+    seen.sort(key=lambda x: (x[0], x[1]))
+    return _answer(seen[0][2], [x[3] for x in seen])
 
 
-def days_between(hits, cue):
-    """Days between the first and the last statement matching `cue` + a when-word (their dates)."""
-    found = _matches(hits, _rx(cue, r"\s+" + _WHEN))
-    print(f"{len(hits)} turns searched, {len(found)} statements match")
-    _show(found, 4)
-    if len(found) < 2:
-        return _answer("unknown", [h.seq for h, _ in found], " (need two dated statements)")
-    days = sorted((_day(h, m), h.seq) for h, m in found)
-    (d0, s0), (d1, s1) = days[0], days[-1]
-    print(f"  first {d0} (seq={s0}), last {d1} (seq={s1})")
-    return _answer(str((d1 - d0).days), [s0, s1])
+def days_apart(hits, a, b, about="", who=None):
+    """Days from event `a` to event `b` (a `must` each), by the days their statements refer to."""
+    ends = []
+    for m in (a, b):
+        rows = _best(facts(hits, m, about, who))
+        dated = [f for f in rows if f.dated] or rows
+        if not dated:
+            return _answer("unknown", [e for e in ends], f" (no statement qualifies for {m!r})")
+        ends.append(min(dated, key=lambda f: (f.time, f.seq)))
+        print(f"  {m}: {ends[-1].day} seq={ends[-1].seq} {ends[-1].text[:80]!r}")
+    return _answer(str(abs((ends[1].day - ends[0].day).days)), ends)
 
 
-def all_values(hits, cue):
-    """Every distinct Capitalised Name after a statement matching `cue`, oldest first, joined by '; '."""
-    found = _named(hits, cue)
-    _show(found, 6)
-    if not found:
-        return _answer("unknown", [], " (no statement matched)")
-    values, seqs = [], []
-    for h, m in found:
-        if m.group("value") not in values:
-            values.append(m.group("value"))
-            seqs.append(h.seq)
-    note = " (the history states different values: a contradiction)" if len(values) > 1 else ""
-    return _answer("; ".join(values), seqs, note)
+def ever(hits, must, about="", who=None):
+    """'yes' when any statement qualifies, else 'no'."""
+    rows = _pick(hits, must, about, who, True)
+    _show(rows, 3)
+    return _answer("yes" if rows else "no", rows)
+
+
+def said_about(hits, must, about="", who=None):
+    """The newest qualifying statement, as said."""
+    rows = _best(_pick(hits, must, about, who, True))
+    _show(rows, 3)
+    if not rows:
+        return _answer("unknown", [], " (no statement qualifies)")
+    f = max(rows, key=lambda f: (f.time, f.seq))
+    return _answer(f.text, [f])
 
 
 def user_turns(session=None):
     """Every user turn of the history in log order, read with ms.expand in ranges (no search)."""
-    recent = ms.recent(1)  # noqa: F821
+    recent = ms.recent(1)  # noqa: F821 - `ms` is the kernel's global
     last = recent[0].seq if recent else 0
     out = []
     for lo in range(1, last + 1, 2000):

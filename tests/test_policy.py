@@ -167,7 +167,7 @@ def test_search_program_pages_past_the_k_limit(tmp_path):
     windows and finds every one, without a refused call."""
     from scroll import EventLog
     from scroll.capability import MAX_K
-    from scroll.policies.programs import Program
+    from scroll.packs.generated.programs import Program
 
     n = 2 * MAX_K + 345
     with EventLog(tmp_path / "many.db", durability="normal") as log:
@@ -195,7 +195,7 @@ def test_every_family_solved_including_the_name_families(tmp_path, seed, pool):
 
 
 def test_name_programs_carry_the_question_words():
-    from scroll.policies.programs import match_program
+    from scroll.packs.generated.programs import match_program
 
     p = match_program("How many times did I meet Greta for a bike ride?")
     assert p.name == "meet_friend" and "Greta" in p.query and "a bike ride" in p.query

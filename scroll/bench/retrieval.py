@@ -42,7 +42,7 @@ def measure_length(target_tokens: int, work: Path, *, k: int = 10, seed: int = 0
     from scroll.agent import Agent
     from scroll.capability import Capability
     from scroll.config import LoopConfig
-    from scroll.policies.programs import match_program
+    from scroll.packs.generated.programs import match_program
     from scroll.policies.reference import ReferencePolicy
     from scroll.tasks import build_demo_log
     from scroll.tasks.families import category_of

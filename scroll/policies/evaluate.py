@@ -20,7 +20,7 @@ def teacher_accuracy(taskset, splits: list[str] | None = None,
                      progress: Callable[[dict], None] | None = None) -> dict:
     from scroll.events import EventLog
     from scroll.policies.harness import SimKernel, run_episode
-    from scroll.policies.programs import match_program
+    from scroll.packs.generated.programs import match_program
     from scroll.policies.reference import ReferencePolicy
 
     names = splits or list(taskset.splits)

@@ -27,7 +27,8 @@ from scroll.capability import Capability
 from scroll.kernel import ExecResult
 from scroll.kernel.ms_client import Ms
 from scroll.origin import Origin
-from scroll.prompts import KERNEL_PRELUDE
+from scroll.packs import get_pack
+from scroll.prompts import kernel_prelude
 
 
 class LocalMs(Ms):
@@ -51,7 +52,7 @@ class SimKernel:
     """Persistent exec() namespace with `ms` and `final` (see the module docstring)."""
 
     def __init__(self, log, session: str = "sim", *, max_output_chars: int = 20_000, record: bool = True,
-                 fail_first: int = 0, sessions=None, capability: Capability | None = None):
+                 fail_first: int = 0, sessions=None, capability: Capability | None = None, pack: str | None = None):
         self.log, self.session, self.max_output_chars, self.record = log, session, max_output_chars, record
         self.answer: str | None = None
         self.cells: list[str] = []
@@ -61,7 +62,8 @@ class SimKernel:
         ms = LocalMs(self.capability)
         self.ns["ms"] = _FlakyMs(ms, self) if fail_first else ms
         self.capability.begin_cell(None, replay=True)
-        exec(compile(KERNEL_PRELUDE, "<prelude>", "exec"), self.ns)
+        self.pack = pack  # a task pack's helpers after the core's (scroll.packs), as the real kernel's prelude
+        exec(compile(kernel_prelude(get_pack(pack)), "<prelude>", "exec"), self.ns)
         self.capability.end_cell()
 
     def execute(self, code: str, timeout: float = 30) -> ExecResult:
@@ -131,7 +133,8 @@ def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, 
     from scroll.events import estimate_tokens
     from scroll.policies.reference import extract_code
 
-    kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}", sessions=sessions)
+    kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}", sessions=sessions,
+                                 pack=getattr(policy, "pack", None))
     messages = [{"role": "system", "content": system}, {"role": "user", "content": f"Task: {question}"}]
     replies, exposures = [], []
     t0 = time.perf_counter()

@@ -17,8 +17,9 @@ A solve whose `ANSWER:` line is missing from the exposure (an error, a timeout, 
 output) or says "unknown" is retried ONCE differently (`scan`: no search, the helper over
 user_turns(), every user turn read with ms.expand); after that it submits its best answer
 so far, or "unknown". A question that matches no template gets final("unknown") at once.
-The programs (helper, query, cue) live in scroll.policies.programs; the helpers in
-scroll/toolkit.py. An OOLONG-style task (the window's instructions, then the question, on
+The programs (helper, query, cue) live in scroll.packs.generated.programs; the helpers in
+scroll/packs/generated/toolkit.py: the policy belongs to that task pack, and a run with it
+has the pack. An OOLONG-style task (the window's instructions, then the question, on
 several lines) gets scroll.policies.oolong_programs' llm_map program instead; the llm_map
 item calls that reach this backend (the loop's, unless `map_llm` names another) are answered
 by scroll.policies.mapper.RuleMapper, from the item's wording only.
@@ -31,7 +32,7 @@ from typing import Any
 
 from .mapper import RuleMapper, is_map_call
 from .oolong_programs import match_oolong
-from .programs import TEMPLATES, match_program
+from scroll.packs.generated.programs import TEMPLATES, match_program
 
 from scroll.llm.base import Completion
 
@@ -71,6 +72,7 @@ class ReferencePolicy:
     """Deterministic program writer behind the LLM protocol (see the module docstring)."""
 
     backend = BACKEND
+    pack = "generated"  # its cells call the `generated` task pack's helpers (scroll.packs.generated)
 
     def __init__(self) -> None:
         self.calls = 0
@@ -85,9 +87,9 @@ class ReferencePolicy:
         text, plan = self.reply(messages)
         self.calls += 1
         return Completion(text=text, prompt_tokens=self.count_tokens(messages),
-                          completion_tokens=self.count_tokens(text), model=BACKEND,
-                          latency_s=time.perf_counter() - t0, backend=BACKEND, finish_reason="stop",
-                          raw={"backend": BACKEND, "plan": plan, "version": VERSION})
+                          completion_tokens=self.count_tokens(text), model=self.backend,
+                          latency_s=time.perf_counter() - t0, backend=self.backend, finish_reason="stop",
+                          raw={"backend": self.backend, "plan": plan, "version": self.describe()["version"]})
 
     def count_tokens(self, text_or_messages) -> int:
         return _approx_tokens(text_or_messages)
@@ -113,15 +115,13 @@ class ReferencePolicy:
         question = self._question(messages)
         if question is None:
             return self._say(1, "unknown", "?", 'print("no Task: line found")\nfinal("unknown")'), "unknown"
-        prog = match_program(question)
-        if prog is None:  # an OOLONG-style task: instructions + question, several lines
-            prog = match_oolong(self._task(messages) or "")
-            question = prog.question if prog is not None else question
+        prog = self._program(question, messages)
+        question = getattr(prog, "question", None) or question
         step, plan, exposure, history = self._state(messages)
         if prog is None:
             if plan is None:
                 return self._say(1, "unknown", question,
-                                 'print("reference policy: no program for this question template")\nfinal("unknown")'), "unknown"
+                                 'print("no program for this question")\nfinal("unknown")'), "unknown"
             return self._no_code(step + 1, "unknown"), "done"
         answer = self._answer(exposure)
         if plan is None:
@@ -141,6 +141,13 @@ class ReferencePolicy:
         return self._say(step, nxt, question, prog.cell(nxt)), nxt
 
     # ------------------------------------------------------------------ helpers
+    def _program(self, question: str, messages: list[dict]):
+        """The program for the question: its template's, else an OOLONG-style task's llm_map program."""
+        prog = match_program(question)
+        if prog is None:  # an OOLONG-style task: instructions + question, several lines
+            prog = match_oolong(self._task(messages) or "")
+        return prog
+
     @staticmethod
     def _question(messages: list[dict]) -> str | None:
         for m in messages:

@@ -1,7 +1,7 @@
 """Task families for the benchmark's memory categories (LongMemEval / BEAM kinds of question).
 
 Same contract as scroll.tasks.families (`plant(rng, dates, qid, g) -> (plants, task)`);
-each question has a reference program (scroll.policies.programs) and a checker
+each question has a reference program (scroll.packs.generated.programs) and a checker
 (scroll.tasks.check). Kinds (the table's categories, with `CATEGORIES` in families.py):
 
 * recall: one fact stated once ("I was born in X"); other people's values, plans and

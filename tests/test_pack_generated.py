@@ -1,6 +1,6 @@
-"""The kernel's helpers (scroll/toolkit.py): what they compute on a small history, that the
-system prompt documents exactly them, and that they work through `Agent.run` in the real
-sandboxed kernel (where they are defined by the prelude, not imported)."""
+"""The `generated` task pack's helpers (scroll/packs/generated/toolkit.py): what they compute on
+a small history, that the pack's prompt documents exactly them and that only a run naming the
+pack has them, and that they work through `Agent.run` in the real sandboxed kernel."""
 from __future__ import annotations
 
 import ast
@@ -33,7 +33,7 @@ def hist(log):
 
 
 def _run(log, code: str):
-    k = SimKernel(log, session="toolkit", record=False)
+    k = SimKernel(log, session="toolkit", record=False, pack="generated")
     r = k.execute(code)
     assert r.error is None, r.error
     return r.stdout, k.ns
@@ -63,7 +63,7 @@ def test_total_sums_the_marked_amounts_only(hist):
 def test_nothing_matching_is_unknown_and_bad_cues_are_clear_errors(hist):
     out, ns = _run(hist, 'u = latest(ms.search("moved", k=None), "I emigrated to")')
     assert ns["u"] == "unknown" and "ANSWER: unknown" in out
-    r = SimKernel(hist, record=False).execute('count_sessions([], "")')
+    r = SimKernel(hist, record=False, pack="generated").execute('count_sessions([], "")')
     assert "cue must be a non-empty regular expression" in r.error
 
 
@@ -74,18 +74,23 @@ def test_user_turns_reads_every_user_turn_past_one_expand_page(log):
     assert len(ns["turns"]) == 2250 and "2250 user turns" in out
 
 
-def test_the_system_prompt_documents_exactly_the_toolkit():
-    from scroll.prompts import KERNEL_PRELUDE, SYSTEM_PROMPT
+def test_the_pack_prompt_documents_exactly_its_helpers_and_the_core_has_none_of_them(hist):
+    from scroll.packs import get_pack
+    from scroll.prompts import KERNEL_PRELUDE, SYSTEM_PROMPT, kernel_prelude, system_prompt
 
-    src = Path(__file__).resolve().parents[1] / "scroll" / "toolkit.py"
+    pack = get_pack("generated")
+    src = Path(__file__).resolve().parents[1] / "scroll" / "packs" / "generated" / "toolkit.py"
     public = {n.name for n in ast.parse(src.read_text()).body if isinstance(n, ast.FunctionDef)
               and not n.name.startswith("_")}
-    assert public == {"latest", "count_sessions", "date_of", "total", "user_turns", "earliest", "days_between",
-                      "all_values"}
-    section = SYSTEM_PROMPT.split("Helpers over hits")[1].split("Rules:")[0]
-    documented = set(re.findall(r"\b(\w+)\((?:hits, cue|)\)", section))
+    assert public == {"latest", "count_sessions", "date_of", "total", "earliest", "days_between", "all_values"}
+    documented = set(re.findall(r"\b(\w+)\((?:hits, cue|)\)", pack.prompt))
     assert documented == public
-    assert src.read_text() in KERNEL_PRELUDE
+    assert src.read_text() in kernel_prelude(pack) and pack.prompt in system_prompt(pack)
+    for name in public:  # the core knows none of them
+        assert not re.search(rf"\b{name}\(", SYSTEM_PROMPT) and f"def {name}(" not in KERNEL_PRELUDE
+    core = SimKernel(hist, record=False)  # no pack named: the core helpers only
+    assert "count_of" in core.ns and not any(name in core.ns for name in public)
+    assert all(name in SimKernel(hist, record=False, pack="generated").ns for name in public)
 
 
 @pytest.mark.sandbox
@@ -100,7 +105,8 @@ def test_helpers_through_agent_run_in_the_sandboxed_kernel(hist):
     replies = ['```python\nhits = ms.search("dentist", k=None, role="user")\n'
                'n = count_sessions(hits, "I went to the dentist|I had a dentist appointment")\n```',
                "```python\nfinal(n)\n```"]
-    cfg = LoopConfig(max_steps=3, cell_timeout=20, max_output_chars=1500, soft_budget=3000, hard_budget=4000)
+    cfg = LoopConfig(max_steps=3, cell_timeout=20, max_output_chars=1500, soft_budget=3000, hard_budget=4000,
+                     pack="generated")
     with Agent(hist, ScriptedLLM(replies), cfg, session="tk",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("How many times did I go to the dentist?")

@@ -1,7 +1,7 @@
 """The code cells the reference policy writes, one program per question template.
 
 A `Program` is matched against the question and names a kernel helper
-(scroll/toolkit.py: latest | count_sessions | date_of | total | earliest | days_between |
+(scroll/packs/generated/toolkit.py: latest | count_sessions | date_of | total | earliest | days_between |
 all_values), the BM25 query that
 locates the candidates and the cue (a short regex of the user's own statement). Its cells:
 
@@ -31,7 +31,7 @@ def _lit(s: str) -> str:
 @dataclass(frozen=True)
 class Program:
     name: str
-    helper: str   # a scroll/toolkit.py helper
+    helper: str   # a scroll/packs/generated/toolkit.py helper
     query: str    # BM25 query for ms.search
     cue: str      # regex of a first-person statement (the helper reads the value after it)
 

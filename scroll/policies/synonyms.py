@@ -1,0 +1,93 @@
+"""The program writer's small English synonym table (ours, written from general English, not
+from any generator's wording tables) and its word classes.
+
+    group("taxis")   -> "taxi|cab|uber|lyft|rideshare"    (a `must` group for the kernel helpers)
+    VERBS, WEAK, TYPES: how the writer reads a question's content words
+
+A word maps to the group whose members it is a variant of (plural, tense); unknown words
+stand for themselves. `WEAK` words are containers ("class", "visit", "time") that rank but
+are never required; `TYPES` name the answer's type ("city", "company") and are not searched.
+"""
+from __future__ import annotations
+
+GROUPS = [
+    # where one lives / works
+    "live|living|lives|move|moved|relocate|home|based|settle|apartment|flat|address|lease|house|reside",
+    "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
+    "onboarding|offer|firm|career",
+    # everyday activities
+    "dentist|dental|teeth|tooth|hygienist|orthodontist",
+    "haircut|hair|barber|trim|hairdresser|salon",
+    "yoga|vinyasa|asana",
+    "gym|workout|weights",
+    "taxi|cab|uber|lyft|rideshare",
+    "grocery|groceries|supermarket|produce",
+    "bike|bicycle|cycling",
+    "doctor|gp|physician|checkup",
+    "meet|met|catch|caught|see|saw|hang|together",
+    "adopt|adopted|adoption|rescue|rescued|shelter",
+    "run|ran|race|finish|finished|marathon",
+    "spend|spent|pay|paid|cost|charge|charged|buy|bought",
+    "manager|boss|supervisor|lead",
+    "born|birth|birthplace",
+    "married|wedding|marry",
+    "university|college|degree|studied|study",
+    "favourite|favorite|love|best",
+    "holiday|vacation|trip|getaway",
+    "lesson|class|course",
+    "middle",
+    "grew|grow|childhood|raised",
+    "pet|dog|cat|puppy|kitten",
+]
+_INDEX: dict[str, str] = {}
+for _g in GROUPS:
+    for _w in _g.split("|"):
+        _INDEX.setdefault(_w, _g)
+
+# verbs that say what happened; a question's nouns and names are required, its verbs only rank
+VERBS = set(("live living lives move moved work worked go went going get got getting have had take took taking attend "
+             "attended do did done visit visited meet met see saw spend spent pay paid cost run ran adopt adopted "
+             "join joined start started say said mention mentioned tell told buy bought make made "
+             "happen happened come came bring brought").split())
+# containers and measures: they rank but are never required
+WEAK = set(("class classes session sessions visit visits trip trips appointment appointments time times "
+            "repair repairs ride rides thing things stuff total amount money cost costs bill bills lesson lessons "
+            "altogether overall far so all together").split())
+# the answer's type: not searched for
+TYPES = set(("city cities town place places country company companies employer name names date day days "
+             "week weeks month months year years number much many long amount person who").split())
+# people a question may ask about (the statement's subject, "my sister")
+PEOPLE = set(("neighbor neighbour friend sister brother mom mum mother dad father parents cousin aunt uncle "
+              "grandma grandmother grandpa grandfather wife husband partner colleague coworker boss son daughter "
+              "niece nephew roommate flatmate boyfriend girlfriend stepbrother stepsister godmother "
+              "godfather").split())
+
+
+def _variants(word: str) -> list[str]:
+    w = word.lower()
+    out = [w]
+    for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("ed", "e"), ("ing", ""),
+                     ("ing", "e")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            out.append(w[: len(w) - len(suf)] + rep)
+    return out
+
+
+def group(word: str) -> str:
+    """The `must` group for `word`: its synonym group, else the word itself."""
+    for v in _variants(word):
+        if v in _INDEX:
+            return _INDEX[v]
+    return word.lower()
+
+
+def is_verb(word: str) -> bool:
+    return any(v in VERBS for v in _variants(word))
+
+
+def is_weak(word: str) -> bool:
+    return any(v in WEAK for v in _variants(word))
+
+
+def is_type(word: str) -> bool:
+    return any(v in TYPES for v in _variants(word))
