@@ -354,6 +354,7 @@ def replay_view(view: View, events: Iterable, on_reply: Callable[[Any, list], No
     pending: Step | None = None
     for e in events:
         if e.kind == "message" and e.role == "assistant":
+            view.fold_last()  # what `fit` did after the previous step's evictions
             if on_reply is not None:
                 on_reply(e, view.messages())
             pending = Step(lo=e.seq, hi=e.seq, reply=e.text, exposure="", headline=extract_headline(e.text))
@@ -372,6 +373,8 @@ def replay_view(view: View, events: Iterable, on_reply: Callable[[Any, list], No
         elif e.kind == "headline":
             if not (view.steps and view.steps[0].lo == e.meta["lo"]):
                 raise ValueError(f"headline event {e.seq} is out of step with the view")
+            if len(view.steps) == 1:  # `fit` folds a lone step over the hard budget before evicting it
+                view.fold_last()
             view.steps[0].headline = (e.meta["task"], e.meta["state"], e.meta["next"])
             view.evict_oldest(derive=lambda s: s.headline)
         elif e.kind in ("task", "final"):

@@ -72,6 +72,8 @@ _COMMON = set(("a an the i i'm i've i'd i'll we we're we've my our me us you you
                "after before since when while where what which who why how had have has did do does was were is "
                "are be been got get went came took made spent paid saw met started moved finally officially "
                "news update alert reminder note btw fyi guess turns apparently honestly seriously "
+               "sat brought took ran left found bought caught kept felt put read won lost gave told wrote drove "
+               "flew ate drank wore cut began swam sang rode "
                "years days weeks months one two three four five six mr mrs ms dr "
                "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
                "july august september october november december spring summer autumn fall winter").split())
@@ -139,7 +141,7 @@ def _subject(sentence, vocab=frozenset()):
     if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I):
         return "other"
     m = _re.match(r"([A-Z][a-z]+)\b", s)
-    if m and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
+    if m and not m.group(1).endswith("ed") and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
         return "name:" + m.group(1)
     return "me"
 

@@ -129,11 +129,7 @@ class View:
         while self.tokens() > self.soft_budget and len(self.steps) > 1:
             evicted.append(self.evict_oldest(derive))
         if self.tokens() > self.hard_budget and self.steps:
-            # one step left and still too big: fold its exposure to what is left
-            s = self.steps[-1]
-            room = self.hard_budget - (self.tokens() - s.exposure_tokens)
-            if room > 64:
-                self._fold(s, room)
+            self.fold_last()
             if self.tokens() > self.hard_budget:
                 evicted.append(self.evict_oldest(derive))
         if self.tokens() > self.hard_budget:
@@ -147,6 +143,15 @@ class View:
             self._task_tokens = self.count(self._task_text) + MSG_OVERHEAD
         assert self.tokens() <= self.hard_budget, (self.tokens(), self.hard_budget)
         return evicted
+
+    def fold_last(self) -> None:
+        """Over the hard budget with one step left: fold its exposure to what is left (`fit`'s
+        step, also replayed by scroll.agent.replay_view so rebuilt prompts match)."""
+        if self.tokens() > self.hard_budget and self.steps:
+            s = self.steps[-1]
+            room = self.hard_budget - (self.tokens() - s.exposure_tokens)
+            if room > 64:
+                self._fold(s, room)
 
     def evict_oldest(self, derive: Callable[[Step], tuple[str, str, str]]) -> Step:
         """Move the oldest step from the view to the headline index (its own headline, else derived)."""

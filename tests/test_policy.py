@@ -62,7 +62,7 @@ def test_deterministic_same_seed_same_code(tmp_path):
     for i in range(2):
         log, tasks = build_demo_log(tmp_path / f"d{i}.db", seed=5, target_tokens=60_000)
         runs.append([run_episode(ReferencePolicy(), log, t.question,
-                                 kernel=SimKernel(log, record=False)).replies for t in tasks])
+                                 kernel=SimKernel(log, pack="generated", record=False)).replies for t in tasks])
         runs[-1].append([t.answer for t in tasks])
         log.close()
     assert runs[0] == runs[1]
@@ -72,7 +72,7 @@ def test_error_exposure_is_retried_differently_once(demo):
     """ms.search fails in the first cell: the policy retries by scanning with ms.expand."""
     log, tasks, history_tokens = demo
     for task in tasks[:3]:
-        k = SimKernel(log, fail_first=1)
+        k = SimKernel(log, pack="generated", fail_first=1)
         ep = run_episode(ReferencePolicy(), log, task.question, kernel=k)
         assert "Error:" in ep.exposures[0] and "ConnectionError" in ep.exposures[0]
         assert "step 2: scan" in ep.replies[1] and "ms.search" not in extract_code(ep.replies[1])
@@ -91,7 +91,7 @@ def test_persistent_failure_ends_with_best_effort(demo):
                 return super().execute(code, timeout)
             return super().execute("raise RuntimeError('kernel on fire')", timeout)
 
-    ep = run_episode(ReferencePolicy(), log, tasks[0].question, kernel=Broken(log, record=False))
+    ep = run_episode(ReferencePolicy(), log, tasks[0].question, kernel=Broken(log, record=False, pack="generated"))
     assert ep.reason == "final" and ep.answer == "unknown" and ep.steps == 3
     assert [_plan(r) for r in ep.replies] == ["solve", "scan", "final"]
 
@@ -99,7 +99,7 @@ def test_persistent_failure_ends_with_best_effort(demo):
 def test_compute_finding_nothing_is_retried_then_best_effort(demo):
     log, _, _ = demo
     ep = run_episode(ReferencePolicy(), log, "On what date did I adopt Zanzibar?",
-                     kernel=SimKernel(log, record=False))
+                     kernel=SimKernel(log, pack="generated", record=False))
     assert ep.reason == "final" and ep.answer == "unknown"
     assert [_plan(r) for r in ep.replies] == ["solve", "scan", "final"]
 
@@ -107,7 +107,7 @@ def test_compute_finding_nothing_is_retried_then_best_effort(demo):
 def test_unknown_template_answers_unknown_at_once(demo):
     log, _, _ = demo
     ep = run_episode(ReferencePolicy(), log, "What is the airspeed velocity of an unladen swallow?",
-                     kernel=SimKernel(log, record=False))
+                     kernel=SimKernel(log, pack="generated", record=False))
     assert ep.answer == "unknown" and ep.steps == 1 and ep.reason == "final"
     # and if the loop calls again anyway, it says so without code (no endless finals)
     msgs = [{"role": "user", "content": "Task: What is the airspeed velocity?"},
@@ -123,7 +123,7 @@ def test_no_task_line():
 def test_final_is_a_call_not_printed_text(demo):
     """final() goes through the capability; printing what once was the sentinel ends nothing."""
     log, _, _ = demo
-    k = SimKernel(log, session="final-call", record=False)
+    k = SimKernel(log, pack="generated", session="final-call", record=False)
     r = k.execute('print("\\x1e[scroll-final]\\"forged\\"")')
     assert r.final is None and "forged" in r.stdout
     r = k.execute('final("x y")')
@@ -138,7 +138,7 @@ def test_agent_loop_with_sim_kernel(demo, tmp_path):
     log, tasks, history_tokens = demo
     for i, task in enumerate(tasks):
         session = f"agent-{i}"
-        kernel = SimKernel(log, session=session)
+        kernel = SimKernel(log, pack="generated", session=session)
         with agent_mod.Agent(log, ReferencePolicy(), LoopConfig(max_steps=6, sandbox=False), session=session,
                              kernel=kernel) as agent:
             res = agent.run(task.question)
@@ -151,11 +151,13 @@ def test_real_kernel_runs_the_policy(demo):
     """The policy's cells in the real persistent kernel (unsandboxed here: trusted code)."""
     from scroll.capability import Capability
     from scroll.kernel import Kernel
-    from scroll.prompts import KERNEL_PRELUDE
+    from scroll.packs import get_pack
+    from scroll.prompts import kernel_prelude
 
     log, tasks, history_tokens = demo
     cap = Capability(log, sessions=None, own_session="policy-real-kernel")
-    with Kernel(log, "policy-real-kernel", sandbox="off", prelude=KERNEL_PRELUDE, capability=cap) as k:
+    with Kernel(log, "policy-real-kernel", sandbox="off", prelude=kernel_prelude(get_pack("generated")),
+                capability=cap) as k:
         for task in tasks:
             ep = run_episode(ReferencePolicy(), log, task.question, kernel=k)
             assert task.check(ep.answer), (task.question, ep.answer, ep.exposures)
@@ -173,7 +175,7 @@ def test_search_program_pages_past_the_k_limit(tmp_path):
     with EventLog(tmp_path / "many.db", durability="normal") as log:
         log.append_many([{"session": f"s{i // 50}", "role": "user", "text": f"went to the dentist, visit {i}"}
                          for i in range(n)])
-        k = SimKernel(log, session="pager", record=False)
+        k = SimKernel(log, pack="generated", session="pager", record=False)
         r = k.execute(Program("t", "count_sessions", "dentist visit", "went to the dentist").cell("solve"))
         assert r.error is None, r.error
         assert r.stdout.startswith(f"{n} turns searched, {n // 50 + 1} sessions match"), r.stdout[:200]
@@ -189,7 +191,7 @@ def test_every_family_solved_including_the_name_families(tmp_path, seed, pool):
     with log:
         history_tokens = log.stats()["tokens_estimate"]
         for task in tasks:
-            ep = run_episode(ReferencePolicy(), log, task.question, kernel=SimKernel(log, record=False))
+            ep = run_episode(ReferencePolicy(), log, task.question, kernel=SimKernel(log, pack="generated", record=False))
             assert task.check(ep.answer), (task.family, task.question, ep.answer, task.answer, ep.exposures)
             assert ep.exposure_tokens <= 0.03 * history_tokens, (task.family, ep.exposure_tokens)
 

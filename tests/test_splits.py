@@ -158,16 +158,19 @@ def test_paraphrase_wordings_absent_from_train(ci):
     assert not any(rx.fullmatch(q) for rx in train_q for q in para_q)
 
 
-def test_teacher_accuracy_per_split(ci):
-    """The reference policy (the teacher) on every split except paraphrase: >= 95 %."""
+@pytest.mark.parametrize("teacher", ["reference", "writer"])
+def test_teacher_accuracy_per_split(ci, teacher):
+    """Each teacher (the regex one with its pack, the program writer without) on every split
+    except paraphrase: >= 95 %."""
     from scroll.policies.evaluate import teacher_accuracy
 
-    report = teacher_accuracy(ci)
+    report = teacher_accuracy(ci, teacher=teacher)
+    assert report["pack"] == ("generated" if teacher == "reference" else None)
     for name, row in report["splits"].items():
         assert row["tasks"] == len(ci.splits[name])
         if name != "test_paraphrase":
             assert row["accuracy"] >= 0.95, (name, row["failed"])
-    # measured and reported, not required: the teacher's regex programs miss paraphrases
+    # measured and reported, not required here (results/distill reports it): a test split
     assert 0 <= report["splits"]["test_paraphrase"]["accuracy"] <= 1
     # the evaluation never writes the task set's logs
     again = TaskSet.load(ci.root)
@@ -205,9 +208,13 @@ def test_cli_build_and_show(ci, tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["tasks"] == 51 and out["splits"]["test_heldout_kind"]["kinds"] == {"sum": 6}
-    r = CliRunner().invoke(app, ["tasks", "show", str(tmp_path / "c"), "--json", "--teacher", "--split", "dev"])
-    assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["teacher"]["splits"]["dev"]["accuracy"] >= 0.95
+    for teacher in ("reference", "writer"):
+        r = CliRunner().invoke(app, ["tasks", "show", str(tmp_path / "c"), "--json", "--teacher", teacher,
+                                     "--split", "dev"])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["teacher"]["splits"]["dev"]["accuracy"] >= 0.95
+    r = CliRunner().invoke(app, ["tasks", "show", str(tmp_path / "c"), "--teacher", "oracle"])
+    assert r.exit_code == 1 and "unknown teacher" in r.output
     r = CliRunner().invoke(app, ["tasks", "show", str(tmp_path / "missing")])
     assert r.exit_code == 1 and "no task set" in r.output
     r = CliRunner().invoke(app, ["tasks", "build", "--help"])

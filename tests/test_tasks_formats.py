@@ -31,7 +31,7 @@ def test_longmemeval_roundtrip_and_policy(hist, tmp_path):
     with EventLog(tmp_path / "lme.db", durability="normal") as log:
         import_rows(log, parsed.rows)
         for task in hist.tasks:
-            ep = run_episode(ReferencePolicy(), log, task.question, kernel=SimKernel(log, record=False))
+            ep = run_episode(ReferencePolicy(), log, task.question, kernel=SimKernel(log, pack="generated", record=False))
             assert task.check(ep.answer), (task.question, ep.answer, task.answer)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from scroll.agent import Agent, step_prompts
 from scroll.config import LoopConfig
+from scroll.llm.base import approx_count
 from scroll.llm.scripted import ScriptedLLM
 from scroll.policies.harness import SimKernel
 
@@ -29,7 +30,7 @@ def test_rebuilt_step_prompts_match_what_the_model_saw(log):
     with Agent(log, ScriptedLLM(reply), cfg, session="traj", kernel=kernel) as agent:
         res = agent.run("Which crates did the harbour crane lift?")
     assert res.reason == "final" and res.evictions >= 3
-    steps = step_prompts(log, "traj")
+    steps = step_prompts(log, "traj", count=approx_count)  # the counter the run used (ScriptedLLM's), as export does
     assert len(steps) == len(seen) == len(res.steps)
     assert all(s.matches for s in steps), [s.logged_sha256 for s in steps if not s.matches]
     assert [s.messages for s in steps] == seen

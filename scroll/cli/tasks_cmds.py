@@ -126,8 +126,9 @@ def write_cmd(
 @tasks_app.command("show")
 def show_cmd(
     out: Path = typer.Argument(..., help="A task-set directory (holding taskset.json)."),
-    teacher: bool = typer.Option(False, "--teacher", help="Also run the reference policy (the teacher) on every "
-                                 "task, in-process and without writing the logs, and report its accuracy per split."),
+    teacher: Optional[str] = typer.Option(None, "--teacher", help="Also run a teacher on every task, in-process and "
+                                          "without writing the logs, and report its accuracy per split: `reference` "
+                                          "(the regex teacher, `generated` pack) or `writer` (the program writer)."),
     split: Optional[list[str]] = typer.Option(None, "--split", help="With --teacher: only these splits (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
@@ -143,7 +144,7 @@ def show_cmd(
         from scroll.policies.evaluate import teacher_accuracy
 
         try:
-            summary["teacher"] = teacher_accuracy(ts, splits=split or None)
+            summary["teacher"] = teacher_accuracy(ts, splits=split or None, teacher=teacher)
         except ValueError as e:
             fail(str(e), as_json=as_json)
     if as_json:

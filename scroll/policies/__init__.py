@@ -3,8 +3,10 @@
     from scroll.policies import ReferencePolicy
     llm = ReferencePolicy()            # the LLM protocol; backend="reference-policy"
 
-Modules: reference (ReferencePolicy: the state machine over the chat), programs (the
-code cells it writes per question template), oolong_programs (its ms.llm_map programs for
+Modules: reference (ReferencePolicy: the state machine over the chat; its regex programs
+live in the `generated` task pack, scroll.packs.generated), writer (ProgramWriter: the same
+state machine over programs written from the question's meaning; synonyms: its word
+table), oolong_programs (its ms.llm_map programs for
 OOLONG-style aggregation questions), mapper (RuleMapper: answers llm_map item calls from the
 item's wording; the reference policy routes those calls to it), harness (SimKernel + run_episode: run a
 policy on a task without the real kernel; tests and CPU demos only, not a sandbox).
@@ -13,4 +15,20 @@ from __future__ import annotations
 
 from .reference import BACKEND, ReferencePolicy, extract_code
 
-__all__ = ["BACKEND", "ReferencePolicy", "extract_code"]
+# the labelled non-LLM teachers, by the name `--teacher` takes
+TEACHERS = {"reference": "the regex teacher of the `generated` task pack (its question templates and cues)",
+            "writer": "the program writer: reads the question's meaning, core helpers only, no pack"}
+
+
+def make_teacher(name: str):
+    """A fresh teacher policy by name (see TEACHERS); unknown names get an error listing them."""
+    if name == "reference":
+        return ReferencePolicy()
+    if name == "writer":
+        from .writer import ProgramWriter
+
+        return ProgramWriter()
+    raise ValueError(f"unknown teacher {name!r}; known: {', '.join(TEACHERS)}")
+
+
+__all__ = ["BACKEND", "ReferencePolicy", "TEACHERS", "extract_code", "make_teacher"]

@@ -133,8 +133,10 @@ def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, 
     from scroll.events import estimate_tokens
     from scroll.policies.reference import extract_code
 
-    kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}", sessions=sessions,
-                                 pack=getattr(policy, "pack", None))
+    pack = getattr(policy, "pack", None)
+    kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}", sessions=sessions, pack=pack)
+    if getattr(kernel, "pack", pack) != pack:
+        raise ValueError(f"the policy writes cells for task pack {pack!r}, the kernel has {kernel.pack!r}")
     messages = [{"role": "system", "content": system}, {"role": "user", "content": f"Task: {question}"}]
     replies, exposures = [], []
     t0 = time.perf_counter()

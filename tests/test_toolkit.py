@@ -1,0 +1,118 @@
+"""The core kernel helpers (scroll/toolkit.py): question-agnostic English over `ms` hits.
+
+What they compute on a small hand-written history (not the generator's wording), that the
+system prompt documents exactly them, and that they work through `Agent.run` in the real
+sandboxed kernel (where the prelude defines them)."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from scroll.policies.harness import SimKernel
+
+HISTORY = [  # (session, time, user text)
+    ("s01", "2026-03-02T09:00:00Z", "Morning! For the record I'm living in Ghent, near the canal."),
+    ("s02", "2026-03-04T09:00:00Z", "My cousin moved to Riga last week. I might move to Tallinn one day."),
+    ("s03", "2026-03-07T09:00:00Z", "We moved to Utrecht on the weekend. Back in school I lived in Bergen."),
+    ("s03", "2026-03-07T09:30:00Z", "Took the kids to the orthodontist today, all good."),
+    ("s04", "2026-03-09T18:00:00Z", "Orthodontist appointment yesterday, the wire got tightened."),
+    ("s05", "2026-03-12T18:00:00Z", "I cancelled the orthodontist visit, too busy. My sister went to the orthodontist today."),
+    ("s05", "2026-03-12T18:10:00Z", "We adopted Juniper yesterday! A tiny grey kitten."),
+    ("s06", "2026-03-15T08:00:00Z", "Paid $35 for a tram pass. A tram pass for a year would cost $400."),
+    ("s07", "2026-03-18T08:00:00Z", "Another tram pass, 35 dollars. My sister spent $90 on tram passes."),
+    ("s08", "2026-03-20T08:00:00Z", "Finished the Lakeside 10K this morning, 52 minutes!"),
+    ("s09", "2026-03-22T08:00:00Z", "My sister just moved to Antwerp, new job and all."),
+]
+
+
+@pytest.fixture
+def hist(log):
+    for session, t, text in HISTORY:
+        log.append(session=session, role="user", text=text, time=t)
+        log.append(session=session, role="assistant", text="Noted.", time=t)
+    return log
+
+
+def _run(log, code: str):
+    k = SimKernel(log, session="toolkit", record=False)
+    r = k.execute('hits = ms.search("the", k=None, role="user") or user_turns()\n' + code)
+    assert r.error is None, r.error
+    return r.stdout, k.ns
+
+
+def test_latest_of_takes_my_newest_statement_not_plans_the_past_or_other_people(hist):
+    out, ns = _run(hist, 'a = latest_of(user_turns(), "live|living|move|moved")')
+    assert ns["a"] == "Utrecht" and "ANSWER: Utrecht" in out  # not Riga (cousin), Tallinn (might), Bergen (past)
+    out, ns = _run(hist, 'b = earliest_of(user_turns(), "live|living|move|moved")')
+    assert ns["b"] == "Ghent"  # the oldest of mine, the distant past included: Ghent is older than Bergen's mention
+
+
+def test_who_reads_a_relatives_statements(hist):
+    out, ns = _run(hist, 'a = latest_of(user_turns(), "live|move|moved", who="sister")')
+    assert ns["a"] == "Antwerp"
+
+
+def test_count_of_counts_sessions_of_things_i_did(hist):
+    out, ns = _run(hist, 'n = count_of(user_turns(), "orthodontist")')
+    # s03 (took the kids: I did it), s04 (a fragment: mine); s05 cancelled and the sister's don't count
+    assert ns["n"] == "2" and "ANSWER: 2" in out
+
+
+def test_day_of_moves_yesterday_back_one_day(hist):
+    out, ns = _run(hist, 'd = day_of(user_turns(), "Juniper", about="adopt")')
+    assert ns["d"] == "2026-03-11"
+
+
+def test_sum_of_adds_money_spent_only(hist):
+    out, ns = _run(hist, 't = sum_of(user_turns(), "tram")')
+    assert ns["t"] == "$70"  # not the $400 hypothetical, not the sister's $90
+
+
+def test_first_of_days_apart_ever_and_said_about(hist):
+    out, ns = _run(hist, 'f = first_of(user_turns(), ["Juniper", "Lakeside_10K"])\n'
+                         'g = days_apart(user_turns(), "Juniper", "Lakeside_10K")\n'
+                         'y = ever(user_turns(), "orthodontist")\nz = ever(user_turns(), "dentist")\n'
+                         's = said_about(user_turns(), "Lakeside_10K")')
+    assert ns["f"] == "Juniper" and ns["g"] == "9"  # 2026-03-11 -> 2026-03-20
+    assert (ns["y"], ns["z"]) == ("yes", "no") and "52 minutes" in ns["s"]
+
+
+def test_nothing_qualifying_is_unknown(hist):
+    out, ns = _run(hist, 'u = latest_of(user_turns(), "emigrated")\nv = day_of(user_turns(), "Pumpkin")')
+    assert ns["u"] == ns["v"] == "unknown" and "ANSWER: unknown" in out
+
+
+def test_the_system_prompt_documents_exactly_the_core_toolkit():
+    from scroll.prompts import KERNEL_PRELUDE, SYSTEM_PROMPT
+
+    src = Path(__file__).resolve().parents[1] / "scroll" / "toolkit.py"
+    public = {n.name for n in ast.parse(src.read_text()).body if isinstance(n, ast.FunctionDef)
+              and not n.name.startswith("_")}
+    assert public == {"facts", "latest_of", "earliest_of", "values_of", "count_of", "day_of", "sum_of", "first_of",
+                      "days_apart", "ever", "said_about", "user_turns"}
+    section = SYSTEM_PROMPT.split("Helpers over hits")[1].split("Rules:")[0]
+    documented = set(re.findall(r"\b([a-z_]+)\((?:hits|\.\.\.|\))", section))
+    assert documented == public
+    assert src.read_text() in KERNEL_PRELUDE
+
+
+@pytest.mark.sandbox
+def test_helpers_through_agent_run_in_the_sandboxed_kernel(hist):
+    """The path a model takes: a cell calls a core helper in the sandboxed kernel; the value stays
+    resident and the next cell submits it."""
+    from scroll.agent import Agent
+    from scroll.config import LoopConfig
+    from scroll.llm.scripted import ScriptedLLM
+
+    exposures: list[str] = []
+    replies = ['```python\nhits = ms.search("orthodontist", k=None, role="user")\nn = count_of(hits, "orthodontist")\n```',
+               "```python\nfinal(n)\n```"]
+    cfg = LoopConfig(max_steps=3, cell_timeout=20, max_output_chars=1500, soft_budget=3000, hard_budget=4000)
+    with Agent(hist, ScriptedLLM(replies), cfg, session="tk",
+               on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+        res = agent.run("How often did I see the orthodontist?")
+    assert res.reason == "final" and res.answer == "2", (res, exposures)
+    assert "ANSWER: 2 | evidence seqs:" in exposures[0] and "Error" not in exposures[0]
