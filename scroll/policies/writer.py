@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import synonyms as syn
-from .reference import ReferencePolicy
+from .stepper import ProgramPolicy
 
 BACKEND = "program-writer"
 VERSION = 1
@@ -188,9 +188,9 @@ def write_plan(question: str) -> Plan:
     return Plan("entity", helper, must, about, who)
 
 
-class ProgramWriter(ReferencePolicy):
-    """The wording-robust teacher: the reference policy's step machine (solve, scan, final)
-    over programs written from the question's meaning (write_plan), no task pack needed."""
+class ProgramWriter(ProgramPolicy):
+    """The wording-robust teacher: the shared step machine (solve, scan, final) over programs
+    written from the question's meaning (write_plan); core helpers only, no task pack."""
 
     backend = BACKEND
     pack = None
@@ -203,4 +203,4 @@ class ProgramWriter(ReferencePolicy):
                 "policy": "scroll.policies.writer.ProgramWriter",
                 "note": "deterministic non-LLM program writer that reads the question's meaning (answer type, "
                         "target words, time scope); its results are program-writer results, not model results",
-                "token_counter": "approximate"}
+                "token_counter": "approximate", "pack": None}
