@@ -1,6 +1,6 @@
 """Answer checking for the generated tasks: normalize, then accept only the right value.
 
-Five value types, one rule each:
+Six value types, one rule each:
 
 * number (counts, sums): every number in the answer is read (digits with `,` thousands
   separators and decimals, `$`, or English number words up to the millions, "twenty-one",
@@ -18,6 +18,8 @@ Five value types, one rule each:
 * abstain (the history never says): right when the answer says so ("unknown", "not
   mentioned", "you never told me", "I don't know", ...) and names no planted value
   (distractors) and no number or date.
+* yesno (a yes/no question): right when the answer says the expected one ("yes", "yeah",
+  "yep", "yup" / "no", "nope", as whole words) and not the other, and names no distractor.
 
 Empty answers never pass; "unknown" / "I don't know" pass only where abstaining is right.
 """
@@ -47,6 +49,8 @@ _ABSTAIN = re.compile(
     r"(?:history|conversations?|records?|notes))|never (?:mentioned|told|said|stated|specified)|"
     r"no (?:information|record|mention|evidence)|(?:don'?t|do not) know|cannot (?:tell|determine|find|answer)|"
     r"can'?t (?:tell|determine|find|answer)|not sure|no answer|n/a)\b", re.I)
+_YES = re.compile(r"\b(yes|yeah|yep|yup)\b", re.I)
+_NO = re.compile(r"\b(no|nope)\b", re.I)
 _REFUSALS = re.compile(r"^\s*(unknown|n/?a|none|i don'?t know|not sure|no answer|cannot (tell|determine))\W*$",
                        re.I)
 
@@ -191,4 +195,13 @@ def check_answer(answer_text, expected, value_type: str, distractors=()) -> bool
         wanted = {normalize_text(v) for v in want}
         return (all(_contains(norm, v) for v in want)
                 and not any(_contains(norm, d) for d in distractors if normalize_text(d) not in wanted))
+    if value_type == "yesno":
+        want = {"yes": True, "no": False, True: True, False: False}.get(
+            expected.strip().lower() if isinstance(expected, str) else expected)
+        if want is None:
+            raise ValueError(f"a yesno value is 'yes' or 'no', not {expected!r}")
+        said_yes, said_no = _YES.search(text) is not None, _NO.search(text) is not None
+        norm = normalize_text(text)
+        return (said_yes != said_no and said_yes == want
+                and not any(_contains(norm, d) for d in distractors))
     raise ValueError(f"unknown value_type {value_type!r}")
