@@ -65,7 +65,12 @@ class Gen:
 
     def say(self, rng: random.Random, key: str, **slots) -> str:
         templates = get_wording(self.wording).get(key) or TRAIN[key]
-        return rng.choice(templates).format(**slots)
+        template = rng.choice(templates)
+        if "[" in template:  # a grammar frame (scroll.tasks.grammars): its [a|b] groups drawn with the same rng
+            from .grammars import expand
+
+            template = expand(template, rng)
+        return template.format(**slots)
 
 
 def _sessions(rng: random.Random, n: int, k: int, lo: float = 0.03, hi: float = 0.97) -> list[int]:

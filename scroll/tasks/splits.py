@@ -41,7 +41,7 @@ from .families import FAMILIES, KINDS
 from .history import GENERATOR
 from .pools import get_pool
 from .task import Task
-from .wordings import get_wording
+from .wordings import get_wording, wording_role
 
 FORMAT = "scroll.taskset/1"
 MANIFEST = "taskset.json"
@@ -139,7 +139,7 @@ class TaskSetSpec:
             get_wording(s.wording)
             if s.role not in ("train", "test"):
                 raise ValueError(f"split {name!r}: role must be train or test, not {s.role!r}")
-            if s.wording != "train" and s.role != "test":
+            if wording_role(s.wording) == "test" and s.role != "test":
                 raise ValueError(f"split {name!r}: wording {s.wording!r} is for test splits only")
         train_entities = set().union(*[get_pool(s.pool).entities() for s in self.splits.values() if s.role == "train"])
         for name, s in self.splits.items():

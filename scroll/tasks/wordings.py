@@ -8,10 +8,22 @@ template list of its wording variant, falling back to the "train" list only for 
 variant does not define. Every key a task's ANSWER rests on (the question, the evidence
 statements) has its own "paraphrase" list (`EVIDENCE_KEYS`, checked by the tests), and so
 do most near misses; no "paraphrase" template occurs in any "train" text (tests).
+
+Two more variants are hand-written grammars (scroll.tasks.grammars, issue #27 item 3): many
+frames per key, each a different sentence structure with slots and small `[a|b]` groups:
+
+    WORDINGS["wide-train"]["city_move"]   # 9+ frames per answer-bearing key, for train splits
+    WORDINGS["wide-test"]["city_move"]    # 5+ other frames, no word 4-gram shared with wide-train
+
+Each variant has a ROLE (`wording_role`): "train" and "wide-train" may be used by any split;
+"paraphrase" and "wide-test" by test-role splits only (TaskSetSpec.validate). The legacy
+"train" / "paraphrase" lists are unchanged, so the histories they generate are too.
 """
 from __future__ import annotations
 
 import re
+
+from .grammars import WIDE_TEST, WIDE_TRAIN
 
 TRAIN: dict[str, list[str]] = {
     # ---- update_city
@@ -178,7 +190,10 @@ PARAPHRASE: dict[str, list[str]] = {
     "rel_friend": ["The best friend of my {rel} resettled in {x}."],
 }
 
-WORDINGS: dict[str, dict[str, list[str]]] = {"train": TRAIN, "paraphrase": PARAPHRASE}
+WORDINGS: dict[str, dict[str, list[str]]] = {"train": TRAIN, "paraphrase": PARAPHRASE,
+                                              "wide-train": WIDE_TRAIN, "wide-test": WIDE_TEST}
+# what a split of each role may write with: test-role wordings never reach a train-role split
+ROLES: dict[str, str] = {"train": "train", "paraphrase": "test", "wide-train": "train", "wide-test": "test"}
 
 # keys whose templates carry the answer (question + evidence): every variant defines them
 EVIDENCE_KEYS = ["city_q", "city_move", "city_restate", "job_q", "job_start", "job_join", "dentist_q", "dentist_pos",
@@ -191,6 +206,12 @@ def get_wording(name: str) -> dict[str, list[str]]:
         return WORDINGS[name]
     except KeyError:
         raise ValueError(f"unknown wording {name!r}; known: {sorted(WORDINGS)}") from None
+
+
+def wording_role(name: str) -> str:
+    """The role of wording `name`: "train" (any split may use it) or "test" (test-role splits only)."""
+    get_wording(name)
+    return ROLES[name]
 
 
 def template_regex(template: str) -> re.Pattern:
