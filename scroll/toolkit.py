@@ -13,8 +13,8 @@ alternatives of one group ("Biscuit adopt|rescue": Biscuit AND (adopt OR rescue)
 matches its variants (adopt ~ adopted, adopting, adoption; move ~ moved; taxi ~ taxis) and a
 multi-word name matches as a phrase with `_` for its spaces ("Oslo_Half_Marathon").
 `about`: optional words of the same form that rank statements (more matches first).
-`who`: whose statements count: None = mine (first person or no other subject), or a
-relation word ("sister": sentences whose subject is "my sister").
+`who`: whose statements count: None = mine (first person or no other subject), a
+relation word ("sister": sentences whose subject is "my sister"), or "*" (anyone).
 
     facts(hits, must, about="", who=None, any_time=False) -> Fact list (.seq .session .time
         .day .text .score .names .amounts), oldest first: the statements that qualify
@@ -24,8 +24,12 @@ relation word ("sister": sentences whose subject is "my sister").
     day_of(hits, must, ...)                   the day the (first) statement refers to
                                               ("yesterday" -> the day before it was written)
     sum_of(hits, must, ...)                   the sum of the amounts ($12, 12 dollars)
-    first_of(hits, [a, b], about="")          which option's event happened first
+    first_of(hits, [a, b], about="")          which option's event happened first ({label: must} too)
     days_apart(hits, a, b, about="")          days from event a to event b
+    previous_of(hits, must, than)             the Name stated before `than` took over
+    who_of(hits, must)                        who else did it ("sister", or a Name)
+    largest_of / smallest_of(hits, must)      the largest / smallest single amount spent
+    difference(hits, a, b, of="sum")          how much more a than b (of="count": sessions)
     ever(hits, must, ...)                     "yes" / "no"
     said_about(hits, must, ...)               the newest statement itself
     user_turns()                              every user turn of the history (no search)
@@ -39,7 +43,7 @@ task family, template or generator occurs (tests/test_writer.py checks that).
 import datetime as _dt
 import re as _re
 
-_SPLIT = _re.compile(r"(?<!\bDr)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bSt)[.!?;:]+(?:\s+|$)|\s+[-\u2013\u2014]+\s+|\n+")
+_SPLIT = _re.compile(r"(?<!\bDr)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bSt)[.!?;]+(?:\s+|$)|\s+[-\u2013\u2014]+\s+|\n+")
 _WORD = _re.compile(r"[A-Za-z][A-Za-z'&-]*|\d+")
 _PEOPLE = set(("neighbor neighbour neighbors neighbours friend friends sister brother mom mum mother dad father "
                "parents cousin aunt uncle grandma grandmother grandpa grandfather grandparents wife husband partner "
@@ -51,7 +55,10 @@ _HEDGE = _re.compile(
     r"want to|wants to|would|'d|could|if|hope|hoping|wish|dream|dreams|daydream\w*|cancel\w*|skip\w*|"
     r"didn't|did not|don't|do not|doesn't|never|not|fell through|called off|postponed|supposed to|"
     r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
-    r"registered|interview\w*|recruiter\w*|ignored)\b", _re.I)
+    r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show)\b", _re.I)
+_FIRST = _re.compile(r"\b(?:I|me|us|we|I'm|I've|we're|we've)\b")
+_CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|"
+                      r",?\s+(?=who\b|who's\b|whose\b)")
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|a week|a month|per)\b", _re.I)
 _BACKDATED = _re.compile(
     r"\b(?:back in|back then|years ago|ages ago|used to|as a (?:kid|child|student|teen)|when I was|growing up|"
@@ -81,7 +88,8 @@ _COMMON = set(("a an the i i'm i've i'd i'll we we're we've my our me us you you
 
 def _stem(w):
     w = w.lower().strip("'")
-    for suf in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s", "e", "ion"):
+    w = w[:-2] if w.endswith("'s") else w
+    for suf in ("ations", "ation", "ings", "ing", "ers", "ies", "ied", "es", "ed", "s", "e", "ion"):
         if w.endswith(suf) and len(w) - len(suf) >= 3:
             return w[: len(w) - len(suf)]
     return w
@@ -134,6 +142,11 @@ def _vocab(hits):
 
 def _subject(sentence, vocab=frozenset()):
     """'me', a relation word ('sister'), or 'other' (someone else), from how the clause starts."""
+    while True:  # "Quick update: my cousin moved ...", "Medal in hand: the race is done, I ran it"
+        head, colon, tail = sentence.partition(":")
+        if not (colon and len(head.split()) <= 6 and tail.strip()):
+            break
+        sentence = tail
     s = _re.sub(r"^(?:\W|so|also|and|then|oh|anyway|btw|apparently|last \w+|years ago)+\s*", "", sentence, flags=_re.I)
     m = _re.match(r"(?:my|our)\s+([a-z-]+)('s)?\b", s, _re.I)
     if m and m.group(1).lower() in _PEOPLE:
@@ -141,7 +154,7 @@ def _subject(sentence, vocab=frozenset()):
     if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I):
         return "other"
     m = _re.match(r"([A-Z][a-z]+)\b", s)
-    if m and not m.group(1).endswith("ed") and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
+    if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
         return "name:" + m.group(1)
     return "me"
 
@@ -164,6 +177,18 @@ class Fact:
         return f"Fact(seq={self.seq}, day={self.day}, {self.text[:70]!r})"
 
 
+def _agent(sent, need, anchors, vocab=frozenset()):
+    """True when a target word is done by someone named right before it ("Rosa lives in Oslo")."""
+    toks = _WORD.findall(sent)
+    for i, w in enumerate(toks[1:], 1):
+        prev = toks[i - 1]
+        if prev[:1].isupper() and prev.lower() not in _COMMON | vocab and not prev.endswith(("ed", "ing")) \
+                and _stem(prev) not in anchors and i > 1 \
+                and any(any(_has([_stem(w)], a) for a in g) for g in need):
+            return True
+    return False
+
+
 def facts(hits, must, about="", who=None, any_time=False):
     """The statements in `hits` that hold every `must` group, said by `who` (None: me), not
     hedged (plans, wishes, negations, quotes) and, unless any_time, not about the distant past."""
@@ -177,13 +202,28 @@ def facts(hits, must, about="", who=None, any_time=False):
             if not sent or not all(any(_has(stems, a) for a in g) for g in need):
                 continue
             subj = _subject(sent, vocab)
-            if subj.startswith("name:") and _stem(subj[5:]) in anchors:
+            if subj.startswith("name:") and _stem(subj[5:]) in anchors and _FIRST.search(sent):
                 subj = "me"  # the question's own name is the subject ("Biscuit came home with us")
-            if subj != (who.lower() if who else "me") or _HEDGE.search(sent):
+            # the clauses that hold the target decide: "I ran it last year and want to again" is no plan
+            said = [c for c in _CLAUSE.split(sent) if any(any(_has([_stem(w) for w in _WORD.findall(c)], a)
+                                                              for a in g) for g in need)] or [sent]
+            rel = next((c for c in said if _re.match(r"\s*who\b|\s*who's\b|\s*whose\b", c, _re.I)), None)
+            if rel is not None:  # "a postcard from Omar, who's living in Valencia": about the one before `who`
+                m = _re.search(r"\b(?:my|our)\s+([a-z-]+)\W*$", sent[:sent.find(rel.strip())], _re.I)
+                subj = m.group(1).lower() if m and m.group(1).lower() in _PEOPLE else "other"
+            elif _agent(sent, need, anchors, vocab):
+                subj = "other"  # "Did I mention Rosa lives in Oslo now": Rosa does the living
+            if who and who != "*" and subj == "me" and _re.search(r"\b(?:my|our)\s+" + who + r"\b(?!'s)", sent, _re.I):
+                subj = who.lower()  # "I helped my cousin move into her place in Oslo": about my cousin
+            if who != "*" and subj != (who.lower() if who else "me"):
                 continue
-            if not any_time and _BACKDATED.search(sent):
+            if any(_HEDGE.search(c) for c in said) or (not any_time and any(_BACKDATED.search(c) for c in said)):
                 continue
-            out.append(Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab))
+            f = Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab)
+            at = (h.text or "").find(sent)  # "Guess where I work now? Cobalt Health!": the answer follows a question
+            f.after = (h.text[at + len(sent) + 1:].strip() if at >= 0 and h.text[at + len(sent):at + len(sent) + 1] == "?"
+                       else "")
+            out.append(f)
     return out
 
 
@@ -208,40 +248,67 @@ def _best(rows):
     return [f for f in rows if f.score == top]
 
 
-def _value(f, must, about):
+_KIND = {"place": ("in", "to", "near", "around"), "org": ("at", "for", "joined", "join", "with", "by")}
+
+
+def _value(f, must, about, kind=None):
+    """The Name a statement gives: with `kind` ("place" / "org") the one after that kind's
+    prepositions, never one after the other kind's; else the last one after to/in/at/for/joined,
+    else the first."""
     skip = [" ".join(w.split("_")) for g in str(must).split() + str(about).split() for w in g.split("|")]
     names = _names(f.text, skip, f.vocab)
-    return names[-1] if len(names) > 1 and _re.search(r"\b(?:to|in|at|for|joined)\s+" + _re.escape(names[-1]), f.text) \
+    if not names and getattr(f, "after", ""):  # "Guess where I work now? Cobalt Health!"
+        names = _names(f.after, skip, f.vocab)[:1]
+
+    def after(n, preps):
+        return _re.search(r"\b(?:" + "|".join(preps) + r")\s+(?:the\s+)?" + _re.escape(n) + r"\b", f.text) is not None
+
+    if kind in _KIND:
+        other = [p for k, ps in _KIND.items() if k != kind for p in ps]
+        words = [w.lower() for w in _WORD.findall(f.text)]
+        terms = [i for i, w in enumerate(words) if any(any(_has([_stem(w)], a) for a in g)
+                                                       for g in _groups(must) + _groups(about))]
+
+        def near(n):  # "home is Oslo", "an Oslo resident": right beside a target word
+            first = n.split()[0].lower()
+            at = [i for i, w in enumerate(words) if w == first]
+            return any(0 < i - t <= 2 or t - i == 1 for i in at for t in terms)
+
+        free = [n for n in names if not after(n, other)]
+        fit = [n for n in names if after(n, _KIND[kind])] or [n for n in free if near(n)] or \
+            (free if len(names) == 1 else [])
+        return fit[-1] if fit else None
+    return names[-1] if len(names) > 1 and after(names[-1], ("to", "in", "at", "for", "joined")) \
         else (names[0] if names else None)
 
 
-def latest_of(hits, must, about="", who=None):
+def latest_of(hits, must, about="", who=None, kind=None):
     """The Capitalised Name in the newest qualifying statement (the current value)."""
-    rows = [f for f in _best(_pick(hits, must, about, who)) if _value(f, must, about)]
+    rows = [f for f in _best(_pick(hits, must, about, who)) if _value(f, must, about, kind)]
     _show(rows)
     if not rows:
         return _answer("unknown", [], " (no statement qualifies)")
     f = max(rows, key=lambda f: (f.time, f.seq))
-    return _answer(_value(f, must, about), [f])
+    return _answer(_value(f, must, about, kind), [f])
 
 
-def earliest_of(hits, must, about="", who=None):
+def earliest_of(hits, must, about="", who=None, kind=None):
     """The Capitalised Name in the oldest qualifying statement (any time, the distant past included)."""
-    rows = [f for f in _best(_pick(hits, must, about, who, True)) if _value(f, must, about)]
+    rows = [f for f in _best(_pick(hits, must, about, who, True)) if _value(f, must, about, kind)]
     _show(rows[:5])
     if not rows:
         return _answer("unknown", [], " (no statement qualifies)")
     f = min(rows, key=lambda f: (f.time, f.seq))
-    return _answer(_value(f, must, about), [f])
+    return _answer(_value(f, must, about, kind), [f])
 
 
-def values_of(hits, must, about="", who=None):
+def values_of(hits, must, about="", who=None, kind=None):
     """Every distinct Capitalised Name of the qualifying statements, oldest first, joined by '; '."""
-    rows = [f for f in _pick(hits, must, about, who, True) if _value(f, must, about)]
+    rows = [f for f in _pick(hits, must, about, who, True) if _value(f, must, about, kind)]
     _show(rows, 8)
     vals, ev = [], []
     for f in rows:
-        v = _value(f, must, about)
+        v = _value(f, must, about, kind)
         if v not in vals:
             vals.append(v)
             ev.append(f)
@@ -281,14 +348,16 @@ def sum_of(hits, must, about="", who=None):
 
 
 def first_of(hits, options, about="", who=None):
-    """Which option's event happened first (by the day each qualifying statement refers to)."""
+    """Which event happened first: `options` is a list of `must`s, or a dict {label: must}; the
+    answer is the label (the must itself for a list), by the day each statement refers to."""
+    labelled = options.items() if isinstance(options, dict) else [(str(o).replace("_", " "), o) for o in options]
     seen = []
-    for opt in options:
-        rows = _best(facts(hits, "_".join(str(opt).split()), about, who))
+    for label, m in labelled:
+        rows = _best(facts(hits, m, about, who))
         if rows:
             f = min(rows, key=lambda f: (f.day, f.seq))
-            print(f"  {opt}: {f.day} seq={f.seq} {f.text[:80]!r}")
-            seen.append((f.day, f.seq, opt, f))
+            print(f"  {label}: {f.day} seq={f.seq} {f.text[:80]!r}")
+            seen.append((f.day, f.seq, label, f))
     if len(seen) < 2:
         return _answer("unknown", [x[3] for x in seen], " (need a dated statement for each option)")
     seen.sort(key=lambda x: (x[0], x[1]))
@@ -306,6 +375,71 @@ def days_apart(hits, a, b, about="", who=None):
         ends.append(min(dated, key=lambda f: (f.time, f.seq)))
         print(f"  {m}: {ends[-1].day} seq={ends[-1].seq} {ends[-1].text[:80]!r}")
     return _answer(str(abs((ends[1].day - ends[0].day).days)), ends)
+
+
+def previous_of(hits, must, than, about="", who=None, kind=None):
+    """The value stated before `than` took over: the Name of the last qualifying statement older
+    than the first one naming `than`."""
+    rows = [f for f in _pick(hits, must, about, who, True) if _value(f, must, about, kind)]
+    rows.sort(key=lambda f: (f.time, f.seq))
+    at = next((i for i, f in enumerate(rows) if str(than).replace("_", " ").lower() in f.text.lower()), None)
+    before = [f for f in rows[:at] if _value(f, must, about, kind).lower() != str(than).replace("_", " ").lower()] \
+        if at else []
+    _show(before, 4)
+    if not before:
+        return _answer("unknown", [], f" (nothing stated before {than!r})")
+    return _answer(_value(before[-1], must, about, kind), [before[-1]])
+
+
+def who_of(hits, must, about=""):
+    """Who else did it: the subject of the newest qualifying statement that is not mine (a
+    relation word like "sister", or the Name after it / as the subject)."""
+    vocab = _vocab(hits)
+    rows = [f for f in _pick(hits, must, about, "*", True) if _subject(f.text, vocab) != "me"]
+    people = [f for f in rows if _subject(f.text, vocab) in _PEOPLE]  # "my sister ..." before a bare Name
+    rows = _best(people or rows)
+    _show(rows, 4)
+    if not rows:
+        return _answer("unknown", [], " (nobody else qualifies)")
+    f = max(rows, key=lambda f: (f.time, f.seq))
+    subj = _subject(f.text, vocab)
+    m = _re.search(r"\b(?:my|our)\s+" + _re.escape(subj) + r"\s+([A-Z][a-z]+)\b", f.text, _re.I) \
+        if not subj.startswith(("name:", "other")) else None
+    value = m.group(1) if m else subj.split(":")[-1]
+    if subj == "other":  # "my sister's friend": the first person word
+        m = _re.search(r"\b(?:my|our)\s+([a-z-]+)", f.text, _re.I)
+        value = m.group(1) if m else "unknown"
+    return _answer(value, [f])
+
+
+def largest_of(hits, must, about="", who=None):
+    """The largest single amount spent in a qualifying statement."""
+    return _extreme(hits, must, about, who, max)
+
+
+def smallest_of(hits, must, about="", who=None):
+    """The smallest single amount spent in a qualifying statement."""
+    return _extreme(hits, must, about, who, min)
+
+
+def _extreme(hits, must, about, who, pick):
+    rows = [f for f in _pick(hits, must, about, who) if f.amounts and not _UNSPENT.search(f.text)]
+    _show(rows, 8)
+    if not rows:
+        return _answer("unknown", [], " (no amount qualifies)")
+    f = pick(rows, key=lambda f: pick(f.amounts))
+    return _answer(f"${pick(f.amounts):,.2f}".replace(".00", ""), [f])
+
+
+def difference(hits, a, b, of="sum", about="", who=None):
+    """How much more `a` than `b`: of="sum" (amounts spent) or "count" (sessions)."""
+    helper = sum_of if of == "sum" else count_of
+    va, vb = helper(hits, a, about, who), helper(hits, b, about, who)
+    if "unknown" in (va, vb):
+        return _answer("unknown", [], " (one side has no value)")
+    x, y = (float(v.replace("$", "").replace(",", "")) for v in (va, vb))
+    d = x - y
+    return _answer((f"${d:,.2f}".replace(".00", "") if of == "sum" else f"{d:g}"), [])
 
 
 def ever(hits, must, about="", who=None):

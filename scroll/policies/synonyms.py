@@ -12,21 +12,23 @@ from __future__ import annotations
 
 GROUPS = [
     # where one lives / works
-    "live|living|lives|move|moved|relocate|home|based|settle|apartment|flat|address|lease|house|reside",
+    "live|living|lives|move|moved|relocate|home|based|settle|apartment|flat|address|lease|house|reside|resident|"
+    "new_place|movers",
     "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
-    "onboarding|offer|firm|career",
+    "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
+    "signed_on|colleagues",
     # everyday activities
     "dentist|dental|teeth|tooth|hygienist|orthodontist",
     "haircut|hair|barber|trim|hairdresser|salon",
     "yoga|vinyasa|asana",
     "gym|workout|weights",
-    "taxi|cab|uber|lyft|rideshare",
-    "grocery|groceries|supermarket|produce",
+    "taxi|cab|uber|lyft|rideshare|fare|driver",
+    "grocery|groceries|supermarket|produce|big_shop|cart|stocked_up|stock_up",
     "bike|bicycle|cycling",
     "doctor|gp|physician|checkup",
-    "meet|met|catch|caught|see|saw|hang|together",
+    "meet|met|meetup|meetups|catch|caught|see|saw|hang|together",
     "adopt|adopted|adoption|rescue|rescued|shelter",
-    "run|ran|race|finish|finished|marathon",
+    "run|ran|race|finish|finished|marathon|complete|completed",
     "spend|spent|pay|paid|cost|charge|charged|buy|bought",
     "manager|boss|supervisor|lead",
     "born|birth|birthplace",
@@ -48,14 +50,17 @@ for _g in GROUPS:
 VERBS = set(("live living lives move moved work worked go went going get got getting have had take took taking attend "
              "attended do did done visit visited meet met see saw spend spent pay paid cost run ran adopt adopted "
              "join joined start started say said mention mentioned tell told buy bought make made "
-             "happen happened come came bring brought").split())
+             "happen happened come came bring brought call called add put shelled gone become became fix fixing "
+             "taken give gave keep kept").split())
 # containers and measures: they rank but are never required
 WEAK = set(("class classes session sessions visit visits trip trips appointment appointments time times "
             "repair repairs ride rides thing things stuff total amount money cost costs bill bills lesson lessons "
-            "altogether overall far so all together").split())
+            "altogether overall far so all together shop shops store stores purchase purchases shopping bill bills "
+            "spending expenses expense meetup meetups outing outings").split())
 # the answer's type: not searched for
 TYPES = set(("city cities town place places country company companies employer name names date day days "
-             "week weeks month months year years number much many long amount person who").split())
+             "week weeks month months year years number much many long amount person who relative relatives "
+             "people family member members").split())
 # people a question may ask about (the statement's subject, "my sister")
 PEOPLE = set(("neighbor neighbour friend sister brother mom mum mother dad father parents cousin aunt uncle "
               "grandma grandmother grandpa grandfather wife husband partner colleague coworker boss son daughter "

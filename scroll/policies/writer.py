@@ -40,8 +40,17 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "previous previously back then since after between long far total altogether overall much many "
              "often number count times time tell remind know can could would will should please quick question "
              "recall remember wondering wonder idea sure think say said mention mentioned "
-             "happened happen did't yet already lately").split())
+             "happened happen did't yet already lately end ended up right single please give list combined "
+             "since started talking talk chatting chat way altogether together both whole entire exactly "
+             "what's where's who's how's when's let let's me anything something one ones instance example "
+             "kind sort type overall far more less expensive cheapest priciest biggest largest highest smallest "
+             "lowest least most tally exact shown show showed actually sum up point everything anything told "
+             "running part out into").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
+_DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
+                        r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
+                        r"i (?:wonder|was wondering)|i'm curious|just curious|please)\b[\s:,]*)+", re.I)
+_QWORDS = set("how what which who where when why remind quick tell give list name count did do does".split())
 
 
 @dataclass(frozen=True)
@@ -52,11 +61,15 @@ class Plan:
     must: str = ""
     about: str = ""
     who: str | None = None
-    options: tuple[str, ...] = field(default_factory=tuple)  # first / duration: one `must` per event
+    options: tuple = field(default_factory=tuple)  # first: (label, must) pairs; duration / difference: two musts;
+    #                                                previous: (the later value,)
+    of: str = "sum"                  # difference: "sum" or "count"
+    kind: str | None = None          # the Name's kind for the name helpers: "place" | "org" | None
 
     @property
     def query(self) -> str:
-        words = " ".join((self.must + " " + self.about + " " + " ".join(self.options)).replace("|", " ")
+        musts = [o[1] if isinstance(o, tuple) else o for o in self.options]
+        words = " ".join((self.must + " " + self.about + " " + " ".join(musts)).replace("|", " ")
                          .replace("_", " ").split())
         return " ".join(dict.fromkeys(words.split())) or "the"
 
@@ -65,12 +78,26 @@ class Plan:
         hits = "hits" if plan == "solve" else "user_turns()"
         if plan not in ("solve", "scan"):
             raise ValueError(plan)
-        kw = (f", about={self.about!r}" if self.about else "") + (f", who={self.who!r}" if self.who else "")
+        kw = (f", about={self.about!r}" if self.about else "") + (f", who={self.who!r}" if self.who else "") \
+            + (f", kind={self.kind!r}" if self.kind else "")
         if self.helper == "first_of":
-            return src + f"first_of({hits}, {list(self.options)!r}{kw})"
+            return src + f"first_of({hits}, {dict(self.options)!r}{kw})"
         if self.helper == "days_apart":
             return src + f"days_apart({hits}, {self.options[0]!r}, {self.options[1]!r}{kw})"
+        if self.helper == "difference":
+            of = "" if self.of == "sum" else f", of={self.of!r}"
+            return src + f"difference({hits}, {self.options[0]!r}, {self.options[1]!r}{of}{kw})"
+        if self.helper == "previous_of":
+            return src + f"previous_of({hits}, {self.must!r}, {self.options[0]!r}{kw})"
         return src + f"{self.helper}({hits}, {self.must!r}{kw})"
+
+
+def _known(word: str) -> bool:
+    """An English word of the writer's own tables (a capitalised one at a sentence start is no name)."""
+    w = word.lower().rstrip("?,.!:;")
+    w = w[:-2] if w.endswith("'s") else w
+    return (w in _STOP or syn.is_verb(w) or syn.is_weak(w) or syn.is_type(w) or syn.group(w) != w
+            or w in syn.PEOPLE or w in _QWORDS)
 
 
 def _names(question: str) -> list[str]:
@@ -80,7 +107,7 @@ def _names(question: str) -> list[str]:
     for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*", question):
         words = [w for w in m.group().split() if w.lower() not in ("i", "i'm", "i've", "i'd")]
         if m.start() == 0 or question[:m.start()].rstrip().endswith((":", "?", ".", "!")):
-            while words and words[0].lower() in _STOP | syn.VERBS | {"how", "what", "which", "remind", "quick"}:
+            while words and _known(words[0]):
                 words = words[1:]
         words = [w.rstrip("'s").rstrip("?") if w.endswith("'s") else w.rstrip("?") for w in words]
         if words:
@@ -92,8 +119,8 @@ def _content(text: str, names: list[str]) -> list[str]:
     """Content words (lower case, in order) that are not names, stop words or answer types."""
     low_names = {w.lower() for n in names for w in n.split("_")}
     out, nouns = [], set()
-    for m in re.finditer(r"\b(?:a|an|the|my|some)\s+([A-Za-z][A-Za-z'-]*)", text, re.I):
-        nouns.add(m.group(1).lower())  # "for a run": a noun, whatever else the word can be
+    for m in re.finditer(r"\b(?:a|an|the|my|some|many)\s+([A-Za-z][A-Za-z'-]*)", text, re.I):
+        nouns.add(m.group(1).lower())  # "for a run", "how many runs": a noun, whatever else the word can be
     for w in re.findall(r"[A-Za-z][A-Za-z'-]*", text):
         lw = w.lower().strip("'")
         if lw.endswith("'s"):
@@ -107,8 +134,9 @@ def _content(text: str, names: list[str]) -> list[str]:
 def _target(text: str, names: list[str]) -> tuple[str, str]:
     """(must, about) for a phrase: names and nouns are required, verbs and containers rank."""
     words, nouns = _content(text, names)
-    strong = [w for w in words if (w in nouns or not syn.is_verb(w)) and not syn.is_weak(w)]
-    verbs = [w for w in words if syn.is_verb(w) and w not in nouns]
+    verbish = [w for w in words if (syn.is_verb(w) or (w.endswith("ed") and len(w) > 4)) and w not in nouns]
+    strong = [w for w in words if w not in verbish and not syn.is_weak(w)]
+    verbs = verbish
     weak = [w for w in words if syn.is_weak(w)]
     must = list(names) + [syn.group(w) for w in strong]
     about = [syn.group(w) for w in verbs + weak]
@@ -125,10 +153,21 @@ _RX = {
     "duration": re.compile(r"\bhow (?:many|much) (?:days|weeks|time)\b|\bhow long (?:after|before|between|since|"
                            r"was it|passed|did it take)\b|\bdays (?:passed|went by|between|after|before)\b", re.I),
     "first": re.compile(r"\b(?:first|earlier|sooner|before the other)\b.*\bor\b|\bor\b.*\b(?:first|earlier)\b", re.I),
-    "sum": re.compile(r"\bhow much\b|\bset me back\b|\bcost me\b|\bspen[dt]\b.*\b(?:total|altogether|in all)\b|"
-                      r"\bwhat did .* cost\b|\btotal (?:spend|spent|cost)\b", re.I),
-    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b|\bcount\b", re.I),
-    "date": re.compile(r"\bwhen\b|\bwhat (?:date|day)\b|\bwhich (?:date|day)\b|\bon what\b", re.I),
+    "sum": re.compile(r"\bhow much\b|\bset me back\b|\bcost me\b|\bwhat did .* cost\b|\bsum\b|\badd(?:s|ed)? up\b|"
+                      r"\bshell(?:ed)? out\b|\b(?:running |grand )?total\b(?!.*\b(?:number|times|how many|count)\b)|"
+                      r"\b(?:altogether|in all|combined|all together|overall|so far|all told)\b.*\b(?:paid|pay|"
+                      r"spen[dt]|spending|cost|costs|bills?|expenses?|money)\b|\b(?:paid|pay|spen[dt]|spending|cost|"
+                      r"costs|bills?|expenses?|money)\b.*\b(?:altogether|in all|combined|all together|overall|so far|"
+                      r"all told)\b", re.I),
+    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b|\bcount\b|\btally\b", re.I),
+    "date": re.compile(r"\bwhen\b|\bdate\b|\bwhat day\b|\bwhich day\b|\bthe day\b|\bon what\b", re.I),
+    "who": re.compile(r"^\W*(?:which|what) (?:relative|friend|person|family member|colleague|one of my \w+)\b|"
+                      r"\bwho (?:else )?(?:in my family|of my (?:friends|relatives))\b", re.I),
+    "previous": re.compile(r"\b(?:right |just |immediately )?(?:before|prior to|previous to)\s+"
+                           r"(?:[Ii] (?:\w+ )?(?:at|to|in|for) )?([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"),
+    "largest": re.compile(r"\b(?:most expensive|priciest|biggest|largest|highest|most I (?:spent|paid))\b", re.I),
+    "smallest": re.compile(r"\b(?:cheapest|least expensive|smallest|lowest|least I (?:spent|paid))\b", re.I),
+    "difference": re.compile(r"\bhow (?:much|many) more\b.*\bthan\b", re.I),
     "list": re.compile(r"\blist\b|\bevery\b|\ball (?:the )?(?:cities|places|companies|names|jobs)\b|"
                        r"\bwhich (?:cities|places|companies|towns)\b|\bname all\b", re.I),
     "yesno": re.compile(r"^(?:\W*(?:so|and|quick question|hey|remind me)\W*)*(?:did|have|has|do|does|was|were|"
@@ -149,23 +188,65 @@ def _events(q: str, names: list[str]) -> tuple[str, str] | None:
     return None
 
 
+def _label(phrase: str) -> str:
+    """An option as the question words it, without the clause around it ("Chicago or Copenhagen:
+    which holiday came first" -> "Copenhagen")."""
+    phrase = re.split(r"[:;?]|,\s*(?:which|what|who)\b|\s+(?:which|what) (?:came|happened|was)\b", phrase)[0]
+    phrase = re.sub(r"\s+(?:came|happened|was|did i do|occurred)(?: first| earlier)?\s*$", "", phrase.strip(), flags=re.I)
+    return re.sub(r"^(?:the|my|our)\s+", "", phrase.strip(" ,"), flags=re.I) or phrase
+
+
 def _event_must(phrase: str) -> str:
     names = _names(phrase)
     must, about = _target(phrase, names)
     return must or about
 
 
+_PLACE = re.compile(r"\b(?:city|cities|town|towns|country|countries|place|places|where)\b", re.I)
+_ORG = re.compile(r"\b(?:company|companies|employer|employers|firm|firms|work|working|worked|job|jobs)\b", re.I)
+_NAMED = ("latest_of", "earliest_of", "values_of", "previous_of")
+_MONEY = re.compile(r"\b(?:paid|pay|spen[dt]|spending|cost|costs|bills?|expenses?|money|\$|dollars?|bucks)\b", re.I)
+
+
 def write_plan(question: str) -> Plan:
     """The plan for a question (see the module docstring)."""
-    q = " ".join(question.strip().split())
+    plan = _plan(question)
+    if plan.helper in _NAMED:
+        q = question.lower()
+        kind = "org" if _ORG.search(q) else "place" if _PLACE.search(q) else None
+        plan = Plan(**{**plan.__dict__, "kind": kind})
+    return plan
+
+
+def _plan(question: str) -> Plan:
+    q = _DISCOURSE.sub("", " ".join(question.strip().split())).strip() or question.strip()
     names = _names(q)
-    rel = re.search(rf"\bmy ({_PEOPLE_RX})\b(?!'s)", q, re.I)
-    who = rel.group(1).lower() if rel and not re.search(r"\b(?:I|I'm|I've|me)\b", q) else None
+    rel = re.search(rf"\bmy ({_PEOPLE_RX})\b(?!'s)|\bmy ({_PEOPLE_RX})'s (?:current |new |present )?(?:city|home|address|"
+                    rf"place|town|country|job|employer|company)\b", q, re.I)
+    rel_word = (rel.group(1) or rel.group(2)).lower() if rel else None
+    who = rel_word if rel and not re.search(r"\b(?:I|I'm|I've|me)\b", q) else None
     must, about = _target(q, names)
+    if not must.strip() and _PLACE.search(q):  # "what's my dad's current city": where someone lives
+        must = syn.group("live")
     if rel and who is None:  # "my sister" as an object: a required word
-        must = " ".join(dict.fromkeys([rel.group(1).lower(), *must.split()]))
+        must = " ".join(dict.fromkeys([rel_word, *must.split()]))
     if _RX["said"].search(q):
         return Plan("said", "said_about", must, about, who)
+    if _RX["who"].search(q):
+        return Plan("who", "who_of", must, about)
+    if _RX["difference"].search(q):
+        a, b = re.split(r"\bthan\b", q, maxsplit=1)
+        of = "count" if re.search(r"\bhow many\b", a, re.I) else "sum"
+        return Plan("difference", "difference", "", "", who, (_event_must(a), _event_must(b)), of=of)
+    prev = _RX["previous"].search(q)
+    if prev:
+        than = "_".join(prev.group(1).split())
+        rest = (q[:prev.start()] + " " + q[prev.end():])
+        m2, a2 = _target(rest, [n for n in names if n != than])
+        return Plan("previous", "previous_of", m2 or a2, a2 if m2 else "", who, (than,))
+    if _RX["largest"].search(q) or _RX["smallest"].search(q):
+        helper = "largest_of" if _RX["largest"].search(q) else "smallest_of"
+        return Plan("extreme", helper, must, about, who)
     if _RX["duration"].search(q):
         ev = _events(q, names)
         if ev:
@@ -173,12 +254,19 @@ def write_plan(question: str) -> Plan:
     if _RX["first"].search(q):
         ev = _events(q, names)
         if ev:
-            return Plan("first", "first_of", "", "", who, (_event_must(ev[0]), _event_must(ev[1])))
-    if _RX["sum"].search(q):
+            labels = [_label(e) for e in ev]
+            return Plan("first", "first_of", "", "", who, tuple((lb, _event_must(lb)) for lb in labels))
+    if _RX["sum"].search(q) and not (_RX["count"].search(q) and not _MONEY.search(q)):
+        groups = must.split()
+        if len(groups) > 1 and re.search(r"\b(?:and|plus|&)\b", q) and not names:
+            must = "|".join(groups)  # "bike repairs and taxis combined": either one
         return Plan("sum", "sum_of", must, about, who)
     if _RX["count"].search(q):
         return Plan("count", "count_of", must, about, who)
     if _RX["date"].search(q):
+        if names:  # "when did I adopt Biscuit": the name anchors, the rest ranks
+            rest = [g for g in must.split() if g not in names]
+            must, about = " ".join(names), " ".join(dict.fromkeys(rest + about.split()))
         return Plan("date", "day_of", must, about, who)
     if _RX["list"].search(q):
         return Plan("list", "values_of", must, about, who)
