@@ -56,7 +56,7 @@ _HEDGE = _re.compile(
     r"didn't|did not|don't|do not|doesn't|never|not|fell through|called off|postponed|supposed to|"
     r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
     r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show)\b", _re.I)
-_FIRST = _re.compile(r"\b(?:I|me|us|we|I'm|I've|we're|we've)\b")
+_FIRST = _re.compile(r"\b(?:I|me|us|we|our|ours|I'm|I've|we're|we've)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|"
                       r",?\s+(?=who\b|who's\b|whose\b)")
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|a week|a month|per)\b", _re.I)
@@ -72,7 +72,7 @@ _MONEY = _re.compile(r"[$\u20ac\u00a3]\s?(\d[\d,]*(?:\.\d\d)?)|\b(\d[\d,]*(?:\.\
 _ALWAYS = set(("i i'm i've i'd i'll mr mrs ms dr monday tuesday wednesday thursday friday saturday sunday january february "
                "march april june july august september october november december").split())
 # capitalised words that start sentences without being names (plain English, no task words)
-_COMMON = set(("a an the i i'm i've i'd i'll we we're we've my our me us you your it it's its this that these those "
+_COMMON = set(("back a an the i i'm i've i'd i'll we we're we've my our me us you your it it's its this that these those "
                "there here he she they his her their so and but or also just finally still now then today tonight "
                "yesterday tomorrow morning afternoon evening hey hi hello oh ok okay well yes no not anyway random "
                "quick big small new old good great little first second last next another other some any every all "
@@ -80,7 +80,8 @@ _COMMON = set(("a an the i i'm i've i'd i'll we we're we've my our me us you you
                "are be been got get went came took made spent paid saw met started moved finally officially "
                "news update alert reminder note btw fyi guess turns apparently honestly seriously "
                "sat brought took ran left found bought caught kept felt put read won lost gave told wrote drove "
-               "flew ate drank wore cut began swam sang rode "
+               "flew ate drank wore cut began swam sang rode say meet guess look check ask remember imagine "
+               "welcome thanks sorry "
                "years days weeks months one two three four five six mr mrs ms dr "
                "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
                "july august september october november december spring summer autumn fall winter").split())
@@ -148,7 +149,9 @@ def _subject(sentence, vocab=frozenset()):
             break
         sentence = tail
     s = _re.sub(r"^(?:\W|so|also|and|then|oh|anyway|btw|apparently|last \w+|years ago)+\s*", "", sentence, flags=_re.I)
-    m = _re.match(r"(?:my|our)\s+([a-z-]+)('s)?\b", s, _re.I)
+    m = _re.match(r"(?:my|our)\s+(?:[a-z-]+\s+)?([a-z-]+)('s)?\b", s, _re.I)  # "our upstairs neighbor"
+    if not (m and m.group(1).lower() in _PEOPLE):
+        m = _re.match(r"(?:my|our)\s+([a-z-]+)('s)?\b", s, _re.I)
     if m and m.group(1).lower() in _PEOPLE:
         return "other" if m.group(2) else m.group(1).lower()
     if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I):
@@ -166,12 +169,13 @@ class Fact:
         self.names = _names(text, (), vocab)
         self.amounts = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(text)]
         self.day, self.dated = _dt.date.fromisoformat(hit.time[:10]), False
-        for rx, back in _WHEN:
-            m = rx.search(text)
-            if m:
-                back = back if back is not None else int(_NUMS.get(m.group(1).lower(), m.group(1)))
-                self.day, self.dated = self.day - _dt.timedelta(days=back), True
-                break
+        for where in (text, hit.text or ""):  # the statement's own when-word, else its message's
+            for rx, back in _WHEN:
+                m = rx.search(where)
+                if m:
+                    back = back if back is not None else int(_NUMS.get(m.group(1).lower(), m.group(1)))
+                    self.day, self.dated = self.day - _dt.timedelta(days=back), True
+                    return
 
     def __repr__(self):
         return f"Fact(seq={self.seq}, day={self.day}, {self.text[:70]!r})"
@@ -183,7 +187,7 @@ def _agent(sent, need, anchors, vocab=frozenset()):
     for i, w in enumerate(toks[1:], 1):
         prev = toks[i - 1]
         if prev[:1].isupper() and prev.lower() not in _COMMON | vocab and not prev.endswith(("ed", "ing")) \
-                and _stem(prev) not in anchors and i > 1 \
+                and _stem(prev) not in anchors and i > 1 and w.lower().endswith(("s", "ed", "ing")) \
                 and any(any(_has([_stem(w)], a) for a in g) for g in need):
             return True
     return False
@@ -215,6 +219,10 @@ def facts(hits, must, about="", who=None, any_time=False):
                 subj = "other"  # "Did I mention Rosa lives in Oslo now": Rosa does the living
             if who and who != "*" and subj == "me" and _re.search(r"\b(?:my|our)\s+" + who + r"\b(?!'s)", sent, _re.I):
                 subj = who.lower()  # "I helped my cousin move into her place in Oslo": about my cousin
+            if who is None and subj == "me" and any(
+                    p not in anchors for p in _re.findall(r"\bmy\s+([a-z-]+)\b(?!')", sent, _re.I)
+                    if p.lower() in _PEOPLE and p.lower() != "family"):
+                continue  # "Helped my mom carry furniture into her new place": about my mom
             if who != "*" and subj != (who.lower() if who else "me"):
                 continue
             if any(_HEDGE.search(c) for c in said) or (not any_time and any(_BACKDATED.search(c) for c in said)):
@@ -275,8 +283,9 @@ def _value(f, must, about, kind=None):
             return any(0 < i - t <= 2 or t - i == 1 for i in at for t in terms)
 
         free = [n for n in names if not after(n, other)]
+        lead = _re.sub(r"^.*:\s*", "", f.text)  # "Update: Oslo feels like home": the clause's first word
         fit = [n for n in names if after(n, _KIND[kind])] or [n for n in free if near(n)] or \
-            (free if len(names) == 1 else [])
+            [n for n in free if after(n, ("is", "it's", "was"))] or [n for n in free if lead.startswith(n)]
         return fit[-1] if fit else None
     return names[-1] if len(names) > 1 and after(names[-1], ("to", "in", "at", "for", "joined")) \
         else (names[0] if names else None)

@@ -45,7 +45,7 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "what's where's who's how's when's let let's me anything something one ones instance example "
              "kind sort type overall far more less expensive cheapest priciest biggest largest highest smallest "
              "lowest least most tally exact shown show showed actually sum up point everything anything told "
-             "running part out into").split())
+             "running part out into checking check remember").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -226,7 +226,9 @@ def _plan(question: str) -> Plan:
     rel_word = (rel.group(1) or rel.group(2)).lower() if rel else None
     who = rel_word if rel and not re.search(r"\b(?:I|I'm|I've|me)\b", q) else None
     must, about = _target(q, names)
-    if not must.strip() and _PLACE.search(q):  # "what's my dad's current city": where someone lives
+    if not must.strip() and _ORG.search(q):  # "who's my current employer": where someone works
+        must = syn.group("work")
+    elif not must.strip() and _PLACE.search(q):  # "what's my dad's current city": where someone lives
         must = syn.group("live")
     if rel and who is None:  # "my sister" as an object: a required word
         must = " ".join(dict.fromkeys([rel_word, *must.split()]))
