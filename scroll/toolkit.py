@@ -143,7 +143,7 @@ def _vocab(hits):
 
 def _subject(sentence, vocab=frozenset()):
     """'me', a relation word ('sister'), or 'other' (someone else), from how the clause starts."""
-    while True:  # "Quick update: my cousin moved ...", "Medal in hand: the race is done, I ran it"
+    while True:  # "Quick update: my cousin moved ...", "Big day: the 10K is over, I did it"
         head, colon, tail = sentence.partition(":")
         if not (colon and len(head.split()) <= 6 and tail.strip()):
             break
@@ -207,7 +207,7 @@ def facts(hits, must, about="", who=None, any_time=False):
                 continue
             subj = _subject(sent, vocab)
             if subj.startswith("name:") and _stem(subj[5:]) in anchors and _FIRST.search(sent):
-                subj = "me"  # the question's own name is the subject ("Biscuit came home with us")
+                subj = "me"  # the question's own name is the subject ("Juniper sleeps on our bed now")
             # the clauses that hold the target decide: "I ran it last year and want to again" is no plan
             said = [c for c in _CLAUSE.split(sent) if any(any(_has([_stem(w) for w in _WORD.findall(c)], a)
                                                               for a in g) for g in need)] or [sent]
@@ -228,7 +228,7 @@ def facts(hits, must, about="", who=None, any_time=False):
             if any(_HEDGE.search(c) for c in said) or (not any_time and any(_BACKDATED.search(c) for c in said)):
                 continue
             f = Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab)
-            at = (h.text or "").find(sent)  # "Guess where I work now? Cobalt Health!": the answer follows a question
+            at = (h.text or "").find(sent)  # "You know who hired me? Acme!": the answer follows a question
             f.after = (h.text[at + len(sent) + 1:].strip() if at >= 0 and h.text[at + len(sent):at + len(sent) + 1] == "?"
                        else "")
             out.append(f)
@@ -265,7 +265,7 @@ def _value(f, must, about, kind=None):
     else the first."""
     skip = [" ".join(w.split("_")) for g in str(must).split() + str(about).split() for w in g.split("|")]
     names = _names(f.text, skip, f.vocab)
-    if not names and getattr(f, "after", ""):  # "Guess where I work now? Cobalt Health!"
+    if not names and getattr(f, "after", ""):  # "You know who hired me? Acme!"
         names = _names(f.after, skip, f.vocab)[:1]
 
     def after(n, preps):
@@ -387,7 +387,7 @@ def days_apart(hits, a, b, about="", who=None):
 
 
 def previous_of(hits, must, than, about="", who=None, kind=None):
-    """The value stated before `than` took over: the Name of the last qualifying statement older
+    """The value stated before `than` took over: the last qualifying statement's Name older
     than the first one naming `than`."""
     rows = [f for f in _pick(hits, must, about, who, True) if _value(f, must, about, kind)]
     rows.sort(key=lambda f: (f.time, f.seq))

@@ -13,7 +13,18 @@ policy on a task without the real kernel; tests and CPU demos only, not a sandbo
 """
 from __future__ import annotations
 
-from .reference import BACKEND, ReferencePolicy, extract_code
+from .stepper import extract_code
+
+_LAZY = ("BACKEND", "ReferencePolicy")  # from .reference, imported on first use: it loads the `generated` pack
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from . import reference
+
+        return getattr(reference, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # the labelled non-LLM teachers, by the name `--teacher` takes
 TEACHERS = {"reference": "the regex teacher of the `generated` task pack (its question templates and cues)",
@@ -23,6 +34,8 @@ TEACHERS = {"reference": "the regex teacher of the `generated` task pack (its qu
 def make_teacher(name: str):
     """A fresh teacher policy by name (see TEACHERS); unknown names get an error listing them."""
     if name == "reference":
+        from .reference import ReferencePolicy
+
         return ReferencePolicy()
     if name == "writer":
         from .writer import ProgramWriter

@@ -104,7 +104,7 @@ def _names(question: str) -> list[str]:
     """Capitalised names in the question, multi-word names joined by `_` (not its first word unless it
     is followed by another capitalised word or is no common word)."""
     out = []
-    for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*", question):
+    for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+(?:[A-Z]|\d+[A-Z])[\w'-]*)*", question):
         words = [w for w in m.group().split() if w.lower() not in ("i", "i'm", "i've", "i'd")]
         if m.start() == 0 or question[:m.start()].rstrip().endswith((":", "?", ".", "!")):
             while words and _known(words[0]):
@@ -140,7 +140,7 @@ def _target(text: str, names: list[str]) -> tuple[str, str]:
     weak = [w for w in words if syn.is_weak(w)]
     must = list(names) + [syn.group(w) for w in strong]
     about = [syn.group(w) for w in verbs + weak]
-    if not must and about:           # "where do I live": the verb is the target
+    if not must and about:           # only a verb ("live"): the verb is the target
         must, about = about[:1], about[1:]
     must = list(dict.fromkeys(must))
     about = [a for a in dict.fromkeys(about) if a not in must]
