@@ -72,7 +72,7 @@ _MONEY = _re.compile(r"[$\u20ac\u00a3]\s?(\d[\d,]*(?:\.\d\d)?)|\b(\d[\d,]*(?:\.\
 _ALWAYS = set(("i i'm i've i'd i'll mr mrs ms dr monday tuesday wednesday thursday friday saturday sunday january february "
                "march april june july august september october november december").split())
 # capitalised words that start sentences without being names (plain English, no task words)
-_COMMON = set(("back a an the i i'm i've i'd i'll we we're we've my our me us you your it it's its this that these those "
+_COMMON = set(("back for in on at to from with by of about after before during since until a an the i i'm i've i'd i'll we we're we've my our me us you your it it's its this that these those "
                "there here he she they his her their so and but or also just finally still now then today tonight "
                "yesterday tomorrow morning afternoon evening hey hi hello oh ok okay well yes no not anyway random "
                "quick big small new old good great little first second last next another other some any every all "
@@ -122,13 +122,14 @@ def _names(text, skip=(), vocab=frozenset()):
         tok = m.group().rstrip(".,")
         low = tok.lower()
         base = low[:-2] if low.endswith("'s") else low
-        if tok[:1].isupper() and base not in _ALWAYS and not (first and (base in _COMMON or base in vocab)):
+        if tok[:1].isupper() and base not in _ALWAYS and not (first and (base in _COMMON or base in vocab
+                                                                         or base.endswith(("ing", "ed")))):
             cur.append(tok)
         else:
             if cur:
                 out.append(" ".join(cur))
             cur = []
-        first = first and not tok[:1].isalpha() and tok.strip(" '\"([") == ""
+        first = (first and not tok[:1].isalpha() and tok.strip(" '\"([") == "") or tok.strip() == ":"
     if cur:
         out.append(" ".join(cur))
     skip = {s.lower() for s in skip}
@@ -363,6 +364,7 @@ def first_of(hits, options, about="", who=None):
     seen = []
     for label, m in labelled:
         rows = _best(facts(hits, m, about, who))
+        rows = [f for f in rows if f.dated] or rows
         if rows:
             f = min(rows, key=lambda f: (f.day, f.seq))
             print(f"  {label}: {f.day} seq={f.seq} {f.text[:80]!r}")
@@ -412,7 +414,7 @@ def who_of(hits, must, about=""):
         return _answer("unknown", [], " (nobody else qualifies)")
     f = max(rows, key=lambda f: (f.time, f.seq))
     subj = _subject(f.text, vocab)
-    m = _re.search(r"\b(?:my|our)\s+" + _re.escape(subj) + r"\s+([A-Z][a-z]+)\b", f.text, _re.I) \
+    m = _re.search(r"\b(?i:my|our)\s+(?i:" + _re.escape(subj) + r")\s+([A-Z][a-z]+)\b", f.text) \
         if not subj.startswith(("name:", "other")) else None
     value = m.group(1) if m else subj.split(":")[-1]
     if subj == "other":  # "my sister's friend": the first person word

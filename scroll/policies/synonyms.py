@@ -13,7 +13,7 @@ from __future__ import annotations
 GROUPS = [
     # where one lives / works
     "live|living|lives|move|moved|relocate|home|based|settle|apartment|flat|address|lease|house|reside|resident|"
-    "new_place|movers",
+    "residence|new_place|movers",
     "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
     "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
     "signed_on|colleagues",
@@ -23,7 +23,7 @@ GROUPS = [
     "yoga|vinyasa|asana",
     "gym|workout|weights",
     "taxi|cab|uber|lyft|rideshare|fare|driver",
-    "grocery|groceries|supermarket|produce|big_shop|cart|stocked_up|stock_up",
+    "grocery|groceries|supermarket|produce|big_shop|cart|stocked_up|stock_up|food",
     "bike|bicycle|cycling",
     "doctor|gp|physician|checkup",
     "meet|met|meetup|meetups|catch|caught|see|saw|hang|together",
@@ -51,7 +51,7 @@ VERBS = set(("live living lives move moved work worked go went going get got get
              "attended do did done visit visited meet met see saw spend spent pay paid cost run ran adopt adopted "
              "join joined start started say said mention mentioned tell told buy bought make made "
              "happen happened come came bring brought call called add put shelled gone become became fix fixing "
-             "taken give gave keep kept cut cutting").split())
+             "taken give gave keep kept cut cutting seen").split())
 # containers and measures: they rank but are never required
 WEAK = set(("class classes session sessions visit visits trip trips appointment appointments time times "
             "repair repairs ride rides thing things stuff total amount money cost costs bill bills lesson lessons "
@@ -76,6 +76,11 @@ def _variants(word: str) -> list[str]:
         if w.endswith(suf) and len(w) - len(suf) >= 3:
             out.append(w[: len(w) - len(suf)] + rep)
     return out
+
+
+def is_topic(word: str) -> bool:
+    """A word of one of the synonym groups (a topic the writer knows)."""
+    return group(word) != word.lower()
 
 
 def group(word: str) -> str:

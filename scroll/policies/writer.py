@@ -45,7 +45,7 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "what's where's who's how's when's let let's me anything something one ones instance example "
              "kind sort type overall far more less expensive cheapest priciest biggest largest highest smallest "
              "lowest least most tally exact shown show showed actually sum up point everything anything told "
-             "running part out into checking check remember").split())
+             "running part out into checking check remember nowadays presently anymore").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -138,8 +138,9 @@ def _target(text: str, names: list[str]) -> tuple[str, str]:
     strong = [w for w in words if w not in verbish and not syn.is_weak(w)]
     verbs = verbish
     weak = [w for w in words if syn.is_weak(w)]
-    must = list(names) + [syn.group(w) for w in strong]
-    about = [syn.group(w) for w in verbs + weak]
+    topics = [w for w in strong if syn.is_topic(w)]  # a noun we know ("dentist") before other nouns ("chair")
+    must = list(names) + [syn.group(w) for w in (topics or strong)]
+    about = [syn.group(w) for w in verbs + weak + ([w for w in strong if w not in topics] if topics else [])]
     if not must and about:           # only a verb ("live"): the verb is the target
         must, about = about[:1], about[1:]
     must = list(dict.fromkeys(must))
