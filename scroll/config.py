@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from .packs import pack_names
+
 
 @dataclass
 class LoopConfig:
@@ -74,8 +76,6 @@ class LoopConfig:
             if not ok:
                 raise ValueError(f"loop config: {msg}")
         if self.pack is not None:
-            from .packs import pack_names
-
             if self.pack not in pack_names():
                 raise ValueError(f"loop config: unknown task pack {self.pack!r} (known: {pack_names()})")
 
