@@ -72,19 +72,18 @@ _MONEY = _re.compile(r"[$\u20ac\u00a3]\s?(\d[\d,]*(?:\.\d\d)?)|\b(\d[\d,]*(?:\.\
 _ALWAYS = set(("i i'm i've i'd i'll mr mrs ms dr monday tuesday wednesday thursday friday saturday sunday january february "
                "march april june july august september october november december").split())
 # capitalised words that start sentences without being names (plain English, no task words)
-_COMMON = set(("back for in on at to from with by of about after before during since until a an the i i'm i've i'd i'll we we're we've my our me us you your it it's its this that these those "
-               "there here he she they his her their so and but or also just finally still now then today tonight "
-               "yesterday tomorrow morning afternoon evening hey hi hello oh ok okay well yes no not anyway random "
-               "quick big small new old good great little first second last next another other some any every all "
-               "after before since when while where what which who why how had have has did do does was were is "
-               "are be been got get went came took made spent paid saw met started moved finally officially "
-               "news update alert reminder note btw fyi guess turns apparently honestly seriously "
-               "sat brought took ran left found bought caught kept felt put read won lost gave told wrote drove "
-               "flew ate drank wore cut began swam sang rode say meet guess look check ask remember imagine "
-               "welcome thanks sorry "
-               "years days weeks months one two three four five six mr mrs ms dr "
-               "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
-               "july august september october november december spring summer autumn fall winter").split())
+_COMMON = set(("back for in on at to from with by of about after before during since until a an the i i'm i've i'd "
+               "i'll we we're we've my our me us you your it it's its this that these those there here he she they "
+               "his her their so and but or also just finally still now then today tonight yesterday tomorrow "
+               "morning afternoon evening hey hi hello oh ok okay well yes no not anyway random quick big small new "
+               "old good great little first second last next another other some any every all when while where what "
+               "which who why how had have has did do does was were is are be been got get went came took made spent "
+               "paid saw met started moved officially news update alert reminder note btw fyi guess turns apparently "
+               "honestly seriously sat brought ran left found bought caught kept felt put read won lost gave told "
+               "wrote drove flew ate drank wore cut began swam sang rode say meet look check ask remember imagine "
+               "welcome thanks sorry years days weeks months one two three four five six mr mrs ms dr monday tuesday "
+               "wednesday thursday friday saturday sunday january february march april may june july august "
+               "september october november december spring summer autumn fall winter").split())
 
 
 def _stem(w):
