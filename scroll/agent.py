@@ -94,6 +94,7 @@ class RunResult:
     headlines: int = 0
     error: str | None = None  # the backend's last error when reason == "backend_error"
     sessions: list[str] | None = None  # the history sessions in scope (None: the whole log)
+    pack: str | None = None  # the task pack the run had (scroll.packs), None: the core only
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -270,7 +271,8 @@ class Agent:
         done = self._rebuild_view(opened[1]) if opened is not None else 0
         kernel = self._kernel_for_session()
         derive = self._derive_headline(task)
-        result = RunResult(self.session, task, None, "max_steps", backend=backend, sessions=granted)
+        result = RunResult(self.session, task, None, "max_steps", backend=backend, sessions=granted,
+                           pack=self.pack.name if self.pack else None)
         used_tokens, strikes, prev_prompt = 0, 0, ""
         for step_no in range(done + 1, cfg.max_steps + 1):
             t0 = time.perf_counter()

@@ -79,6 +79,7 @@ class RunRecord:
     score: float | None = None       # partial credit in [0, 1] (F1, rubric mean, 0.75^|diff|); None: pass/fail only
     judge: str = "check"             # who judged: "check" (the task's checker) or a scroll.bench.judges name
     judge_detail: dict | None = None  # what the judge saw (normalised forms, model replies), for audits
+    pack: str | None = None          # the task pack the loop ran with (scroll.packs); None: the core only
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -217,7 +218,8 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
         exposure_tokens=sum(s.exposure_tokens for s in steps),
         prompt_tokens=_sum_or_none(s.prompt_tokens for s in steps),
         completion_tokens=_sum_or_none(s.completion_tokens for s in steps),
-        wall_s=round(time.perf_counter() - t0, 4), error=res.error, started=started, finished=time.time())
+        wall_s=round(time.perf_counter() - t0, 4), error=res.error, started=started, finished=time.time(),
+        pack=res.pack)
 
 
 def judge_answer(task, answer: str | None) -> dict:
@@ -343,14 +345,18 @@ def interleave_histories(refs: list) -> list:
 def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir: str | os.PathLike, *,
               concurrency: int = 2, label: str, resume: bool = True, progress: bool = True,
               snapshot: bool = True, manager=None, budget=None, loop_name: str = "scroll",
-              on_record: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
+              on_record: Callable[[RunRecord], None] | None = None,
+              logs_dir: str | os.PathLike | None = None, meta: dict | None = None) -> list[RunRecord]:
     """Run `refs` (TaskRefs) through the loop, `concurrency` at a time; append each record to
     `out_dir/runs.jsonl` as it finishes. Returns one record per ref, in the order of `refs`
     (records from an earlier run for the skipped ones when `resume`). `snapshot` (default):
     every task runs on its own copy of its history log under `out_dir/logs/`, so the
     task set's logs are never written. `manager` + `budget`: a baseline context manager
     (scroll.managers) answers each task instead of the loop; `loop_name` names the loop's
-    variant in the records (scroll, or an ablation: `cfg` carries its switches)."""
+    variant in the records (scroll, or an ablation: `cfg` carries its switches). `logs_dir`:
+    where the snapshots go instead of `out_dir/logs` (several labels in one folder that run the
+    same tasks, e.g. `scroll collect --samples K`, each need their own); `meta`: extra keys for
+    this invocation's entry in runs.meta.json (a sample's index, seed and temperature)."""
     if (manager is None) != (budget is None):
         raise ValueError("a manager needs its budget (scroll.managers.base.Budget), and only a manager does")
     if concurrency < 1:
@@ -375,12 +381,13 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
         raise FileExistsError(f"{out / RUNS_FILE} already holds records; resume, or pick a new --out")
     todo = interleave_histories([r for r in refs if r.task_id not in done])
     appender = JsonlAppender(out / RUNS_FILE)
+    snap_dir = Path(logs_dir) if logs_dir is not None else out / "logs"
     backends = _Backends(make_llm)
     inv = {"id": uuid.uuid4().hex[:12], "label": label, "backend": None, "loop_config": cfg.to_dict(),
            "manager": getattr(manager, "name", loop_name), "budget": asdict(budget) if budget is not None else None,
            "git_sha": git_sha(), "machine": machine(),
            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "finished": None, "tasks": len(refs), "skipped": len(refs) - len(todo), "ran": 0,
-           "concurrency": concurrency}
+           "concurrency": concurrency, **(meta or {})}
     _write_meta(out, inv)
     results: dict[str, RunRecord] = dict(done)
     stats = {"done": 0, "correct": 0}
@@ -388,7 +395,7 @@ def run_tasks(refs: list, make_llm: Callable[[], Any], cfg: LoopConfig, out_dir:
     bar = _Progress(label, len(todo), enabled=progress)
 
     def work(ref) -> RunRecord:
-        rec = run_one(ref, backends.get(), cfg, label=label, snapshot_dir=out / "logs" if snapshot else None,
+        rec = run_one(ref, backends.get(), cfg, label=label, snapshot_dir=snap_dir if snapshot else None,
                       manager=manager, budget=budget, loop_name=loop_name)
         appender.append(rec.to_dict())
         with lock:

