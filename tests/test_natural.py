@@ -45,7 +45,7 @@ def test_specs():
     assert (v1.history_tokens, v1.min_sessions, v1.exchanges, v1.heldout_kinds) == (36000, 24, [5, 14], [])
     dev = TaskSetSpec.load(TASKS / "natural-dev.yaml")
     (dsplit,) = dev.splits.values()
-    assert (dsplit.pool, dsplit.wording, dsplit.histories) == ("train", "train", 2)
+    assert (dsplit.pool, dsplit.wording, dsplit.histories) == ("train", "train", 6)
     assert sorted(split.families) == sorted(dsplit.families) == sorted(FAMILIES)
 
 
