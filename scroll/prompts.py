@@ -44,12 +44,13 @@ Helpers over hits (question-agnostic; `must`: the words a statement must hold, `
 phrase; `about`: words that rank; who=None: my own statements, who="sister": my sister's; plans, wishes, negations and
 other people's statements never qualify; each prints evidence and `ANSWER: ... | evidence seqs: [...]`):
   latest_of(hits, must, about="", who=None) -> the Name in the newest statement   earliest_of(...) -> in the oldest
-  values_of(hits, must) -> every distinct Name ("A; B")     count_of(hits, must) -> sessions with a statement
+  values_of(hits, must, besides=()) -> every distinct Name ("A; B")   count_of(hits, must) -> sessions with a statement
   day_of(hits, must, about="") -> the day it happened      sum_of(hits, must) -> the sum of the amounts spent
   first_of(hits, [a, b] or {label: must}) -> which happened first     days_apart(hits, a, b) -> days between two events
   ever(hits, must) -> "yes"/"no"                           said_about(hits, must) -> the newest statement itself
   previous_of(hits, must, than) -> the Name before `than`  who_of(hits, must) -> who else did it ("sister", a Name)
   largest_of(hits, must) / smallest_of(hits, must) -> one amount spent     difference(hits, a, b, of="sum") -> a - b
+  compare(hits, a, b, by="sum"|"count"|"largest"|"day") -> "yes" when a beats b (day: a happened first)
   facts(hits, must, about="", who=None) -> the qualifying statements (.seq .day .text .names .amounts)
   user_turns() -> every user turn of the history (no search)
 

@@ -30,6 +30,7 @@ relation word ("sister": sentences whose subject is "my sister"), or "*" (anyone
     who_of(hits, must)                        who else did it ("sister", or a Name)
     largest_of / smallest_of(hits, must)      the largest / smallest single amount spent
     difference(hits, a, b, of="sum")          how much more a than b (of="count": sessions)
+    compare(hits, a, b, by="sum")             "yes" when a beats b (by: sum, count, largest, day = first)
     ever(hits, must, ...)                     "yes" / "no"
     said_about(hits, must, ...)               the newest statement itself
     user_turns()                              every user turn of the history (no search)
@@ -256,14 +257,16 @@ def _best(rows):
     return [f for f in rows if f.score == top]
 
 
-_KIND = {"place": ("in", "to", "near", "around"), "org": ("at", "for", "joined", "join", "with", "by")}
+_KIND = {"place": ("in", "to", "near", "around"), "org": ("at", "for", "joined", "join", "with", "by"),
+         "person": ("with", "met", "saw", "and", "joined")}
 
 
-def _value(f, must, about, kind=None):
+def _value(f, must, about, kind=None, besides=()):
     """The Name a statement gives: with `kind` ("place" / "org") the one after that kind's
     prepositions, never one after the other kind's; else the last one after to/in/at/for/joined,
     else the first."""
     skip = [" ".join(w.split("_")) for g in str(must).split() + str(about).split() for w in g.split("|")]
+    skip += [str(b).replace("_", " ") for b in besides]
     names = _names(f.text, skip, f.vocab)
     if not names and getattr(f, "after", ""):  # "You know who hired me? Acme!"
         names = _names(f.after, skip, f.vocab)[:1]
@@ -311,13 +314,14 @@ def earliest_of(hits, must, about="", who=None, kind=None):
     return _answer(_value(f, must, about, kind), [f])
 
 
-def values_of(hits, must, about="", who=None, kind=None):
-    """Every distinct Capitalised Name of the qualifying statements, oldest first, joined by '; '."""
-    rows = [f for f in _pick(hits, must, about, who, True) if _value(f, must, about, kind)]
+def values_of(hits, must, about="", who=None, kind=None, besides=(), any_time=False):
+    """Every distinct Capitalised Name of the qualifying statements, oldest first, joined by '; '
+    (`besides`: Names to leave out; any_time: the distant past too)."""
+    rows = [f for f in _pick(hits, must, about, who, any_time) if _value(f, must, about, kind, besides)]
     _show(rows, 8)
     vals, ev = [], []
     for f in rows:
-        v = _value(f, must, about, kind)
+        v = _value(f, must, about, kind, besides)
         if v not in vals:
             vals.append(v)
             ev.append(f)
@@ -371,7 +375,11 @@ def first_of(hits, options, about="", who=None):
     if len(seen) < 2:
         return _answer("unknown", [x[3] for x in seen], " (need a dated statement for each option)")
     seen.sort(key=lambda x: (x[0], x[1]))
-    return _answer(seen[0][2], [x[3] for x in seen])
+    day, seq, label, f = seen[0]
+    words = {w.lower() for w in _WORD.findall(str(label))}
+    full = [n for n in _names(f.text, (), f.vocab) if words & {w.lower() for w in n.split()} and n.lower() not in
+            str(label).lower()]
+    return _answer(f"{label} ({full[0]})" if full else label, [x[3] for x in seen])
 
 
 def days_apart(hits, a, b, about="", who=None):
@@ -450,6 +458,27 @@ def difference(hits, a, b, of="sum", about="", who=None):
     x, y = (float(v.replace("$", "").replace(",", "")) for v in (va, vb))
     d = x - y
     return _answer((f"${d:,.2f}".replace(".00", "") if of == "sum" else f"{d:g}"), [])
+
+
+def compare(hits, a, b, by="sum", about="", who=None):
+    """"yes" when event / thing `a` beats `b`, else "no": by="sum" (more money spent), "count" (more
+    sessions), "largest" (a bigger single amount), "day" (a happened first)."""
+    if by == "day":
+        ends = []
+        for m in (a, b):
+            rows = _best(facts(hits, m, about, who))
+            rows = [f for f in rows if f.dated] or rows
+            if not rows:
+                return _answer("unknown", ends, f" (no statement qualifies for {m!r})")
+            ends.append(min(rows, key=lambda f: (f.day, f.seq)))
+            print(f"  {m}: {ends[-1].day} seq={ends[-1].seq} {ends[-1].text[:80]!r}")
+        return _answer("yes" if ends[0].day < ends[1].day else "no", ends)
+    helper = {"sum": sum_of, "count": count_of, "largest": largest_of}[by]
+    va, vb = helper(hits, a, about, who), helper(hits, b, about, who)
+    if "unknown" in (va, vb):
+        return _answer("unknown", [], " (one side has no value)")
+    x, y = (float(v.replace("$", "").replace(",", "")) for v in (va, vb))
+    return _answer("yes" if x > y else "no", [])
 
 
 def ever(hits, must, about="", who=None):

@@ -93,7 +93,7 @@ def test_the_system_prompt_documents_exactly_the_core_toolkit():
               and not n.name.startswith("_")}
     assert public == {"facts", "latest_of", "earliest_of", "values_of", "count_of", "day_of", "sum_of", "first_of",
                       "days_apart", "ever", "said_about", "user_turns", "previous_of", "who_of", "largest_of",
-                      "smallest_of", "difference"}
+                      "smallest_of", "difference", "compare"}
     section = SYSTEM_PROMPT.split("Helpers over hits")[1].split("Rules:")[0]
     documented = set(re.findall(r"\b([a-z_]+)\((?:hits|\.\.\.|\))", section))
     assert documented == public

@@ -35,7 +35,7 @@ GROUPS = [
     "married|wedding|marry",
     "university|college|degree|studied|study",
     "favourite|favorite|love|best",
-    "holiday|vacation|trip|getaway",
+    "holiday|vacation|getaway",
     "lesson|class|course",
     "middle",
     "grew|grow|childhood|raised",
@@ -51,12 +51,13 @@ VERBS = set(("live living lives move moved work worked go went going get got get
              "attended do did done visit visited meet met see saw spend spent pay paid cost run ran adopt adopted "
              "join joined start started say said mention mentioned tell told buy bought make made "
              "happen happened come came bring brought call called add put shelled gone become became fix fixing "
-             "taken give gave keep kept cut cutting seen").split())
+             "taken give gave keep kept cut cutting seen used play played playing").split())
 # containers and measures: they rank but are never required
 WEAK = set(("class classes session sessions visit visits trip trips appointment appointments time times "
             "repair repairs ride rides thing things stuff total amount money cost costs bill bills lesson lessons "
             "altogether overall far so all together shop shops store stores purchase purchases shopping bill bills "
-            "spending expenses expense meetup meetups outing outings").split())
+            "spending expenses expense meetup meetups outing outings game games match matches round rounds "
+            "trip trips").split())
 # the answer's type: not searched for
 TYPES = set(("city cities town place places country company companies employer name names date day days "
              "week weeks month months year years number much many long amount person who relative relatives "

@@ -45,7 +45,9 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "what's where's who's how's when's let let's me anything something one ones instance example "
              "kind sort type overall far more less expensive cheapest priciest biggest largest highest smallest "
              "lowest least most tally exact shown show showed actually sum up point everything anything told "
-             "running part out into checking check remember nowadays presently anymore").split())
+             "running part out into checking check remember nowadays presently anymore while we've past present "
+             "also someone somebody anyone told they them their last january february march april may june july "
+             "august september october november december").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -64,7 +66,9 @@ class Plan:
     options: tuple = field(default_factory=tuple)  # first: (label, must) pairs; duration / difference: two musts;
     #                                                previous: (the later value,)
     of: str = "sum"                  # difference: "sum" or "count"
-    kind: str | None = None          # the Name's kind for the name helpers: "place" | "org" | None
+    kind: str | None = None          # the Name's kind for the name helpers: "place" | "org" | "person" | None
+    besides: tuple = field(default_factory=tuple)  # values_of: Names the question already gives ("besides Leo")
+    any_time: bool = False           # values_of: the distant past counts too ("where did I grow up")
 
     @property
     def query(self) -> str:
@@ -89,6 +93,11 @@ class Plan:
             return src + f"difference({hits}, {self.options[0]!r}, {self.options[1]!r}{of}{kw})"
         if self.helper == "previous_of":
             return src + f"previous_of({hits}, {self.must!r}, {self.options[0]!r}{kw})"
+        if self.helper == "compare":
+            return src + f"compare({hits}, {self.options[0]!r}, {self.options[1]!r}, by={self.of!r}{kw})"
+        if self.helper == "values_of":
+            kw += (f", besides={list(self.besides)!r}" if self.besides else "") + \
+                (", any_time=True" if self.any_time else "")
         return src + f"{self.helper}({hits}, {self.must!r}{kw})"
 
 
@@ -163,14 +172,21 @@ _RX = {
     "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b|\bcount\b|\btally\b", re.I),
     "date": re.compile(r"\bwhen\b|\bdate\b|\bwhat day\b|\bwhich day\b|\bthe day\b|\bon what\b", re.I),
     "who": re.compile(r"^\W*(?:which|what) (?:relative|friend|person|family member|colleague|one of my \w+)\b|"
-                      r"\bwho (?:else )?(?:in my family|of my (?:friends|relatives))\b", re.I),
-    "previous": re.compile(r"\b(?:right |just |immediately )?(?:before|prior to|previous to)\s+"
+                      r"\bwho (?:else )?(?:in my family|of my (?:friends|relatives))\b|\bwho was it\b|"
+                      r"^\W*who (?:used to|else|also|has|had|did|was|is also)\b(?!.*\b(?:I|me)\b)", re.I),
+    "besides": re.compile(r"\b(?:besides|other than|apart from|except(?: for)?|aside from)\s+"
+                          r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"),
+    "compare": re.compile(r"\b(?:more|less|fewer|bigger|larger|higher|smaller)\b.*\bthan\b", re.I),
+    "order": re.compile(r"\b(?:before|after|earlier than|later than)\b", re.I),
+    "previous": re.compile(r"\b(?:right |just |immediately )?(?i:before|prior to|previous to)\s+"
                            r"(?:[Ii] (?:\w+ )?(?:at|to|in|for) )?([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"),
     "largest": re.compile(r"\b(?:most expensive|priciest|biggest|largest|highest|most I (?:spent|paid))\b", re.I),
     "smallest": re.compile(r"\b(?:cheapest|least expensive|smallest|lowest|least I (?:spent|paid))\b", re.I),
     "difference": re.compile(r"\bhow (?:much|many) more\b.*\bthan\b", re.I),
     "list": re.compile(r"\blist\b|\bevery\b|\ball (?:the )?(?:cities|places|companies|names|jobs)\b|"
-                       r"\bwhich (?:cities|places|companies|towns)\b|\bname all\b", re.I),
+                       r"\bwhich (?:cities|places|companies|towns|friends)\b|\bname all\b|\bpast and present\b|"
+                       r"\bwhere (?:has|have) (?:my \w+|I) (?:lived|worked|been)\b|\bwho (?:have|did) I\b|"
+                       r"\b(?:employers|cities|trips|holidays|places)\b", re.I),
     "yesno": re.compile(r"^(?:\W*(?:so|and|quick question|hey|remind me)\W*)*(?:did|have|has|do|does|was|were|"
                         r"am|is)\s+(?:i|my|we)\b", re.I),
 }
@@ -199,6 +215,8 @@ def _label(phrase: str) -> str:
 
 def _event_must(phrase: str) -> str:
     names = _names(phrase)
+    if names:  # "bringing Rocket home": the name is the event
+        return " ".join(names)
     must, about = _target(phrase, names)
     return must or about
 
@@ -233,6 +251,14 @@ def _plan(question: str) -> Plan:
         must = syn.group("live")
     if rel and who is None:  # "my sister" as an object: a required word
         must = " ".join(dict.fromkeys([rel_word, *must.split()]))
+    besides = _RX["besides"].search(q)
+    if besides:  # "besides Leo, who did I play tennis with": the others
+        other = "_".join(besides.group(1).split())
+        rest = q[:besides.start()] + " " + q[besides.end():]
+        m2, a2 = _target(rest, [n for n in names if n != other])
+        return Plan("list", "values_of", m2 or a2, a2 if m2 else "", who, kind="person", besides=(other,))
+    if _RX["yesno"].search(q) and (_RX["compare"].search(q) or _RX["order"].search(q)):
+        return _comparison(q, names, who)
     if _RX["said"].search(q):
         return Plan("said", "said_about", must, about, who)
     if _RX["who"].search(q):
@@ -272,11 +298,36 @@ def _plan(question: str) -> Plan:
             must, about = " ".join(names), " ".join(dict.fromkeys(rest + about.split()))
         return Plan("date", "day_of", must, about, who)
     if _RX["list"].search(q):
-        return Plan("list", "values_of", must, about, who)
+        return Plan("list", "values_of", must, about, who, any_time=bool(_PAST.search(q)))
     if _RX["yesno"].search(q):
         return Plan("yesno", "ever", must, about, who)
     helper = "earliest_of" if _SCOPE_FIRST.search(q) else "latest_of"
     return Plan("entity", helper, must, about, who)
+
+
+_PAST = re.compile(r"\b(?:grew|grow up|growing up|childhood|as a kid|college|ever|originally|past)\b", re.I)
+
+
+def _comparison(q: str, names: list[str], who: str | None) -> Plan:
+    """A yes/no question that compares two things: "did I spend more on A than on B", "did A happen
+    before B" (by the day), "was my biggest A more than my biggest B"."""
+    m = _RX["compare"].search(q)
+    if m:
+        a, b = re.split(r"\bthan\b", q, maxsplit=1)
+        by = ("largest" if re.search(r"\b(?:biggest|largest|most expensive|priciest|highest)\b", q, re.I) else
+              "sum" if _MONEY.search(q) or re.search(r"\bmore (?:on|for)\b", q, re.I) else "count")
+        if re.search(r"\b(?:less|fewer|smaller)\b", a, re.I):
+            a, b = b, a
+        return Plan("yesno", "compare", "", "", who, (_event_must(_strip_cmp(a)), _event_must(_strip_cmp(b))), of=by)
+    first, later = re.split(r"\b(?:before|after|earlier than|later than)\b", q, maxsplit=1, flags=re.I)
+    if re.search(r"\b(?:after|later than)\b", q, re.I):
+        first, later = later, first
+    return Plan("yesno", "compare", "", "", who, (_event_must(first), _event_must(later)), of="day")
+
+
+def _strip_cmp(phrase: str) -> str:
+    return re.sub(r"\b(?:more|less|fewer|bigger|larger|higher|smaller|times|spend|spent|pay|paid)\b", " ", phrase,
+                  flags=re.I)
 
 
 class ProgramWriter(ProgramPolicy):

@@ -1,7 +1,8 @@
-"""Hand-written grammars for the "wide-train" and "wide-test" wording variants (issue #27 item 3).
+"""Hand-written grammars for the "wide-train", "wide-test" and "wide-dev" wording variants (issue #27 item 3).
 
     WIDE_TRAIN["city_move"]     # frames a train-role split writes with
     WIDE_TEST["city_move"]      # frames only test-role splits write with (disjoint from WIDE_TRAIN)
+    WIDE_DEV["city_move"]       # development frames (train role), disjoint from both of the above
     expand("I [just|finally] moved to {x}.", rng)  -> "I finally moved to {x}."
 
 A grammar per key is a list of FRAMES: distinct sentence structures (a statement, a fragment,
@@ -15,6 +16,8 @@ every group, left to right, with the same rng, then the slots are filled.
 Per key, the "train" frames and the "test" frames are disjoint down to word 4-grams: no
 4-gram of any expansion of a test frame (lowercased, punctuation stripped, every slot one
 token `<slot>`) occurs in any expansion of a train frame of the same key (tests/test_grammars.py).
+The "dev" frames (`WIDE_DEV`, 8 per question / evidence key, 3 per near-miss key; defined after
+`GRAMMARS` and added to it as `GRAMMARS[key]["dev"]`) share no such 4-gram with either of them.
 What the labels rest on holds in every frame (also tested): the value slot occurs exactly once
 in each evidence sentence; date evidence carries `{when}` and no other time word; sum evidence
 carries the amount as `${amt}`, `{amt} dollars` or `{amt} bucks` and no other number; count
@@ -860,6 +863,430 @@ GRAMMARS: dict[str, dict[str, list[str]]] = {
 
 WIDE_TRAIN: dict[str, list[str]] = {k: list(v["train"]) for k, v in GRAMMARS.items()}
 WIDE_TEST: dict[str, list[str]] = {k: list(v["test"]) for k, v in GRAMMARS.items()}
+
+# ---------------------------------------------------------------------------------------------- wide-dev
+# A DEVELOPMENT paraphrase set (train role): 8 frames per question / evidence key, 3 per near-miss key,
+# written apart from both other variants (no word 4-gram shared with any expansion of a "train" or a
+# "test" frame of the same key; tests/test_grammars.py). For improving a program writer on wordings it
+# was not written against, without looking at the "test" frames.
+_DEV: dict[str, list[str]] = {
+    # ------------------------------------------------------------------ update_city
+    "city_q": [
+        "Where am I based [nowadays|these days]?",
+        "Which city should I put down as my home address right now?",
+        "Sorry if I asked before: what's the city I currently call home?",
+        "Current city for me, what is it again?",
+        "If a form asked where I reside today, which city would I write?",
+        "Tell me where I'm living at the moment[, please|].",
+        "Which metro area is my home base [these days|nowadays]?",
+        "After all the back and forth, what city do I actually live in now?",
+    ],
+    "city_move": [
+        "Van unloaded, lease signed, keys in hand: {x} is where I'm based going forward.",
+        "Plot twist: I up and left for {x}, and the move is complete.",
+        "New chapter: I packed up everything and relocated to {x}.",
+        "{x} is my new home base, moved here over the weekend.",
+        "Changed cities! Unpacked the last crate in {x} and I'm loving my [new street|block].",
+        "Moving day is over and my address is {x} [now|from here on].",
+        "Keys handed over, I moved into my {x} apartment; [cardboard everywhere|no sofa yet].",
+        "Ok so the big relocation happened: I'm living in {x}.",
+    ],
+    "city_restate": [
+        "The bakery on my corner in {x} knows my order by heart, that's how settled I am.",
+        "{x} winters are rough but I wouldn't live anywhere else.",
+        "Settled and happy here in {x}, [no regrets|zero regrets].",
+        "Every time I walk around {x} I'm glad I live here.",
+        "Day to day, {x} life suits me: [short commute|good bike lanes], friendly faces.",
+        "Still very much a {x} person, home is here.",
+        "Can't believe how quickly {x} started feeling like my town.",
+        "Local life update from {x}: found a great gym near my place.",
+    ],
+    "city_live": [
+        "Here in {x} it's been raining nonstop, typical.",
+        "Since I'm a {x} local, I know the best coffee spots.",
+        "Rent in {x} is brutal, and I'm the one paying it.",
+    ],
+    "city_neighbor": [
+        "Across the hall, our neighbors loaded a truck headed for {x}.",
+        "My downstairs neighbor is packing up for {x}.",
+        "The house next door sits empty since its owners took off for {x}.",
+    ],
+    "city_maybe": [
+        "Retiring to {x} would be lovely, though that's decades off.",
+        "{x} would be my pick if remote work let me live anywhere.",
+        "Maybe someday {x}, who knows, but I'm staying put for now.",
+    ],
+    "city_visit": [
+        "Packing a carry-on because {x} is on the itinerary, just a brief trip.",
+        "Client visit takes me to {x} briefly, home by Friday.",
+        "Three nights in a {x} hotel, then straight home.",
+    ],
+    "city_past": [
+        "I used to rent a place in {x}, long before all this.",
+        "As a kid I spent summers living in {x}.",
+        "Way back, {x} was where I had my first apartment.",
+    ],
+    "city_friend": [
+        "{f} texted that they've settled in {x} now.",
+        "Helped {f} pack for the move to {x}.",
+        "Turns out {f} rents a loft in {x}, who knew.",
+    ],
+    # ------------------------------------------------------------------ update_employer
+    "job_q": [
+        "Whose logo is on my work badge [at the moment|nowadays]?",
+        "What company am I with at the moment?",
+        "Tell me the name of my current employer.",
+        "Which organization am I employed by right now?",
+        "Current workplace: where is it[ again|], if you remember?",
+        "If someone asked where I work today, what should I say?",
+        "Whose team am I on now, company-wise?",
+        "What's my employer as of today?",
+    ],
+    "job_start": [
+        "Signed the contract and started at {x}, [orientation was long|HR paperwork all day].",
+        "New job alert: {x} hired me and I've begun working there.",
+        "{x} is my employer now, week one went fine.",
+        "After a long search I landed a position at {x} and started this week.",
+        "Desk assigned and badge photo taken, {x} is officially my workplace.",
+        "My onboarding at {x} began, so I guess I work there now.",
+        "Said yes to {x} and walked in as a new hire.",
+        "Work news: I'm a {x} person now, started on the [data|design] team.",
+    ],
+    "job_join": [
+        "Jumped ship to {x}, so that's my new workplace.",
+        "Resignation letter sent, exit interview survived, and {x} onboarded me.",
+        "I'm now part of the team at {x}.",
+        "Yet another job hop: {x} brought me on board.",
+        "{x} made me an offer I couldn't refuse, and I'm already working there.",
+        "Wrapped up my old gig and came aboard at {x}.",
+        "Heads up: different company, same me, I'm on the {x} payroll [now|these days].",
+        "First paycheck from {x} just landed, the new job is real.",
+    ],
+    "job_now": [
+        "Crazy quarter at {x}, I'm drowning in tickets.",
+        "Quarterly planning at {x} ate my whole week.",
+        "Deploy freezes at {x} make Thursdays tense for me.",
+    ],
+    "job_interview": [
+        "{x} asked me to do a case study, I might pass.",
+        "Spoke with a hiring manager at {x}, lukewarm on it.",
+        "There's an offer from {x} on the table but I'm leaning no.",
+    ],
+    "job_friend": [
+        "{f} landed a gig at {x}, so proud of them.",
+        "Celebrating with {f} tonight, {x} took them on.",
+        "My buddy {f} is working for {x} now.",
+    ],
+    "job_recruiter": [
+        "A headhunter keeps pushing {x} on me.",
+        "{x} HR cold-called me, I let it go to voicemail.",
+        "Another recruiting email from {x} went straight to archive.",
+    ],
+    "job_rel": [
+        "My {rel} retired from {x} ages ago.",
+        "Fun fact: {x} gave my {rel} an internship decades back.",
+        "My {rel} still has an old {x} mug from working there.",
+    ],
+    # ------------------------------------------------------------------ relative_city
+    "rel_q": [
+        "What's the latest on my {rel}'s city [these days|nowadays]?",
+        "At present, in what city would I find my {rel}?",
+        "Tell me my {rel}'s home city as of now.",
+        "Which town does my {rel} currently live in?",
+        "Where has my {rel} ended up these days?",
+        "If I wanted to drop by my {rel}'s place today, which city would I go to?",
+        "Current city of my {rel}, do you have it?",
+        "Remind me: my {rel} lives in what city [these days|right now]?",
+    ],
+    "rel_moved": [
+        "My {rel} swapped cities and now calls {x} home.",
+        "Big change for my {rel}: a new apartment in {x}, moved in over the weekend.",
+        "{x} is where my {rel} lives now, the move wrapped up.",
+        "Drove a rental truck across the state so my {rel} could relocate to {x}.",
+        "My {rel} got a transfer and moved out to {x}.",
+        "News from the family: my {rel} has a new address in {x} now.",
+        "My {rel} finally made {x} their home, the move is done.",
+        "Weekend was all boxes and tape: my {rel} moved across the country to {x}.",
+    ],
+    "rel_lives": [
+        "My {rel} has lived in {x} forever.",
+        "Time zones are a pain since my {rel} is over in {x}.",
+        "My {rel}'s house in {x} has a huge garden.",
+    ],
+    "rel_visit": [
+        "Postcards incoming: my {rel} went touring around {x} this week.",
+        "Holiday photos keep arriving from my {rel}, who is in {x} on vacation.",
+        "A quick getaway: my {rel} flies to {x} and returns before the weekend.",
+    ],
+    "rel_maybe": [
+        "Retirement fantasies for my {rel} all seem to involve {x}.",
+        "I bet my {rel} lands in {x} eventually, maybe.",
+        "My {rel} has no real plans, but {x} keeps coming up.",
+    ],
+    "rel_friend": [
+        "An old pal of my {rel} settled in {x}.",
+        "Apparently the old college roommate of my {rel} found work in {x}.",
+        "Turns out a work pal of my {rel} ended up settling in {x}.",
+    ],
+    "rel_grew": [
+        "Born and bred in {x}, that's my {rel}.",
+        "Childhood summers in {x} shaped my {rel}.",
+        "My {rel}'s roots are in {x}, the whole family is from there.",
+    ],
+    # ------------------------------------------------------------------ count_<activity>
+    "dentist_q": [
+        "How many dental checkups are behind me so far?",
+        "Give me the total of my dentist visits.",
+        "Lost count of my teeth cleanings, what's the figure?",
+        "Dentist trips: how many did I make?",
+        "How often was I at the dentist's office?",
+        "Number of hygienist appointments I went to?",
+        "Could you work out the number of dentist appointments I showed up for?",
+        "Exactly how many trips did I make to see my dentist?",
+    ],
+    "dentist_pos": [
+        "Dental cleaning done {when}, my teeth feel [so smooth|squeaky clean]; {aside}.",
+        "Spent a good while under the hygienist's lamp {when}, my gums complained; {aside}.",
+        "Ugh, dentist {when}. I was in and out fast, {aside}.",
+        "I kept that dental booking {when} after all, {aside}.",
+        "Had the dentist poke around my mouth {when}, {aside}.",
+        "Dentist polished my teeth properly {when}; {aside}.",
+        "Checked the dentist off my list {when}, {aside}.",
+        "Went in for my dental exam {when} and left with a [new toothbrush|sticker], {aside}.",
+    ],
+    "yoga_q": [
+        "Across everything I've told you, how many yoga workouts did I do?",
+        "Give me a count of my yoga classes.",
+        "What's my yoga attendance total?",
+        "Yoga check, tally it up for me: classes attended?",
+        "Can I get a number on how often I attended yoga?",
+        "I'd like the number of times I practiced yoga at a studio.",
+        "Out of all my vinyasa sessions, what's the count?",
+        "Have you kept count of my vinyasa classes? What's the number?",
+    ],
+    "yoga_pos": [
+        "Sweated through a hot yoga class {when}, I'm still glowing; {aside}.",
+        "Yoga {when} was tough: I held boat pose forever, {aside}.",
+        "I joined a vinyasa flow {when} with my favorite instructor, {aside}.",
+        "Namaste from me: a full hour of yoga got done {when}; {aside}.",
+        "Sun salutations, pigeon pose, the works: I did yoga {when}, {aside}.",
+        "My mat got some use {when} at yoga, {aside}.",
+        "I stretched, breathed and wobbled through yoga {when}; {aside}.",
+        "Yoga {when}: I was the stiffest person in the room, {aside}.",
+    ],
+    "haircut_q": [
+        "What's the count on my haircuts?",
+        "What's the tally of trims I've sat through?",
+        "Number of salon visits I've made, please?",
+        "Barber trips I took: give me the total.",
+        "How often has someone taken clippers to my head?",
+        "Tally up my haircuts for me.",
+        "Can you figure out how many cuts I've had at the salon?",
+        "Haircut count, please: how many have I had?",
+    ],
+    "haircut_pos": [
+        "I treated myself to a fresh fade {when} at my barber's, {aside}.",
+        "Hair is shorter now, I got it chopped {when}; {aside}.",
+        "The salon took care of my hair {when}, {aside}.",
+        "Clippers buzzed over my head {when}, {aside}.",
+        "My haircut happened {when}, {aside}.",
+        "I went under the salon scissors {when}: {aside}.",
+        "I stopped by the hairdresser {when} for a quick cut, {aside}.",
+        "New look! My hair got trimmed {when}, {aside}.",
+    ],
+    # ------------------------------------------------------------------ meet_friend
+    "meet_q": [
+        "Number check: {act} with {friend}, how many outings did I have?",
+        "Count up how frequently {friend} got me out for {act}.",
+        "{friend} plus me plus {act}: what's the tally?",
+        "Tally of my {act} outings with {friend}, please?",
+        "Since we started chatting, on how many days did {friend} keep me company for {act}?",
+        "Looking back, what's my count of {act} meetups with {friend}?",
+        "How often did I end up seeing {friend} for {act}?",
+        "Me and {friend} doing {act}: number of times so far?",
+    ],
+    "meet_pos": [
+        "Had a great time with {friend} {when}, we went for {act}; {aside}.",
+        "{friend} picked me up {when} and off we went for {act}. Verdict: {aside}.",
+        "I squeezed in {act} alongside {friend} {when} and honestly, {aside}.",
+        "{friend} talked me into {act} {when}, {aside}.",
+        "Lovely surprise: {friend} rang me {when}, {act} followed, and {aside}.",
+        "I hung out with {friend} for a bit {when}, mostly {act}; {aside}.",
+        "Quality time with {friend} {when}, mostly spent on {act}. I'd say {aside}.",
+        "{friend} texted me {when} and we ended up doing {act}, {aside}.",
+    ],
+    "meet_plan": [
+        "Penciled {act} into the calendar with {friend}, date TBD.",
+        "Hoping to do {act} with {friend} soon.",
+        "{friend} keeps saying we should do {act} sometime.",
+    ],
+    "meet_cancel": [
+        "Rain ruined {act} with {friend}, so we bailed {when}.",
+        "Waited ages {when} but {friend} didn't show, so no {act}.",
+        "{friend} and I were set for {act} {when} until it fell through.",
+    ],
+    "meet_rel": [
+        "While I stayed home {when}, my {rel} was out with {friend} for {act}.",
+        "I wasn't invited, but my {rel} got {act} in with {friend} {when}.",
+        "Heard my {rel} had {act} with {friend} {when}.",
+    ],
+    # ------------------------------------------------------------------ date_adopt
+    "adopt_q": [
+        "When exactly did {pet} come to live with us?",
+        "What day was {pet} officially adopted?",
+        "{pet} has been with me since when? I need the exact date.",
+        "Need {pet}'s adoption day for a form; when was it?",
+        "The day I brought {pet} home: can you pin it down?",
+        "Help me out: on which day did {pet} become mine?",
+        "For the vet forms: {pet}'s adoption happened on what date?",
+        "Which calendar day marks {pet}'s arrival in our home?",
+    ],
+    "adopt_pos": [
+        "{pet} is officially part of the family as of {when}, a [goofy|sleepy] {breed}.",
+        "Adoption finalized {when}: {pet} the {breed} lives with me now.",
+        "We drove {pet} home {when}; the {breed} snoozed in the back seat.",
+        "Paperwork done, fees paid, and {pet} came home {when}.",
+        "{pet}, our {breed}, joined the household {when}.",
+        "I said yes to {pet} at the rescue {when}, and this {breed} has huge ears.",
+        "New roommate alert: {pet} the {breed} is ours, adoption went through {when}.",
+        "Got approved and took {pet} home {when}!",
+    ],
+    "adopt_think": [
+        "Debating whether a {breed} fits our lifestyle.",
+        "Rescue websites are my new hobby, and I keep daydreaming of a {breed}.",
+        "Should we get a {breed}? Just thinking out loud.",
+    ],
+    "adopt_shelter": [
+        "A {breed} licked my hand at the adoption center; still thinking.",
+        "Torn between saying yes and waiting on a {breed} we met.",
+        "Asked the rescue questions about their {breed}, nothing final.",
+    ],
+    "adopt_chewed": [
+        "{pet} ate half my homework. Literally.",
+        "Caught {pet} gnawing on the table leg again.",
+        "{pet} has shredded the couch cushions, the little gremlin.",
+    ],
+    "adopt_neighbor": [
+        "The upstairs couple got a rescue cat, {other}, {when}.",
+        "A tabby named {other} moved in next door {when}.",
+        "Next door has a new pup called {other} as of {when}.",
+    ],
+    "adopt_rel": [
+        "My {rel} finally got a dog, {other}, {when}.",
+        "Cute news: {other} joined my {rel}'s household {when}.",
+        "Went with my {rel} to pick up a rescue named {other} {when}.",
+    ],
+    "adopt_settled": [
+        "No more whining at bedtime, {pet} is calm now.",
+        "These days {pet} follows me everywhere.",
+        "{pet} learned to sit and stay, proud parent moment.",
+    ],
+    # ------------------------------------------------------------------ date_race
+    "race_q": [
+        "When did I do the {race}? Need the date.",
+        "Which day was my {race}?",
+        "Filling in my running log: which day did the {race} happen for me?",
+        "What date should I write down for finishing the {race}?",
+        "I forget when the {race} was for me; what's the date?",
+        "Dig up the day I laced up for the {race}, please.",
+        "{race} question: when exactly did I take part?",
+        "On which day did I pin on a bib for the {race}?",
+    ],
+    "race_pos": [
+        "Conquered {when}: the {race}, and {aside}.",
+        "{race} done and dusted {when}, {finish} on my watch.",
+        "Somehow my legs got me through the {race}, all of it, {when}; {aside}.",
+        "Ran every single mile {when} of the {race}, clocking {finish}.",
+        "I got my {race} medal {when}, {finish} officially.",
+        "{race}: survived it {when}, {aside}.",
+        "Toed the line {when} at the {race}, then came in at {finish}.",
+        "Personal milestone unlocked: {race} finisher as of {when}, {aside}.",
+    ],
+    "race_signup": [
+        "{race} entry confirmed, gulp.",
+        "Circled the {race} on the calendar and paid up.",
+        "Race packet pickup info for the {race} landed in my inbox, bib and all.",
+    ],
+    "race_training": [
+        "Tempo runs for the {race} are kicking my butt.",
+        "Weekly mileage creeping up because the {race} looms.",
+        "Doing hill repeats to prep, the {race} is no joke.",
+    ],
+    "race_rel": [
+        "My {rel} is thinking about doing the {race} with me.",
+        "Bragging rights belong to my {rel}, who did the {race} once.",
+        "The {race} is my {rel}'s favorite event.",
+    ],
+    "race_sore": [
+        "My knees are still mad at me about the {race}.",
+        "The {race} t-shirt is my new pajama top.",
+        "Scrolled through the {race} results page again, still proud.",
+    ],
+    # ------------------------------------------------------------------ sums
+    "bike_q": [
+        "What have bike repairs cost me so far?",
+        "Tally my bike shop bills for me.",
+        "Across all the fixes, how much did my bike cost me in repairs overall?",
+        "I'd like a grand total for the money I've put into bike fixes.",
+        "My bike maintenance spending, summed up: what's the figure?",
+        "How much has the bike shop taken off me altogether?",
+        "Total cost of keeping my bike on the road?",
+        "Can you add up what I paid the mechanic for my bike?",
+    ],
+    "bike_paid": [
+        "Forked out ${amt} so the mechanic would do {item}.",
+        "Cash on the counter, {amt} dollars, and the shop sorted {item} for me.",
+        "The repair for my bike ({item}) ran ${amt}.",
+        "${amt} poorer, but my bike has {item}.",
+        "Bike's back from the shop after {item}; that was {amt} bucks.",
+        "Invoice from the bike mechanic: {item}, ${amt}.",
+        "The cycle shop did {item} and I coughed up ${amt}.",
+        "My ride needed {item} and the repair came to ${amt}.",
+    ],
+    "taxi_q": [
+        "What's my cab spending come to so far?",
+        "Tally up my cab fares, please.",
+        "Overall, how much money went on taxi rides for me?",
+        "Grand total for cabs and taxis on my tab?",
+        "Altogether, what have taxi drivers received from me?",
+        "Sum up every cab I've taken: what did it cost me?",
+        "What's the overall damage from my cab rides?",
+        "Taxi expenses I've racked up: total, please?",
+    ],
+    "taxi_paid": [
+        "Quick hop by cab over to {item}, ugh, ${amt}.",
+        "The ride over to {item} cost {amt} bucks by cab.",
+        "Hailed a cab to {item}, meter said ${amt}.",
+        "Tip included, I paid ${amt} for the cab to {item}.",
+        "Jumped in a taxi to get to {item}; that cost me {amt} dollars.",
+        "I was running late so I caught a cab to {item}, ${amt}.",
+        "Charged ${amt} to my card for a taxi out to {item}.",
+        "A cabbie got me to {item} for ${amt}.",
+    ],
+    "grocery_q": [
+        "How much has food shopping cost me overall?",
+        "Tally my supermarket receipts for me.",
+        "What's my grocery spend come to so far?",
+        "Add together every grocery bill I've mentioned: what's the sum?",
+        "Total up what I've paid at the supermarket for groceries.",
+        "Groceries have eaten how much of my money altogether?",
+        "What's my overall outlay on groceries?",
+        "Combined, my grocery receipts add up to what?",
+    ],
+    "grocery_paid": [
+        "Supermarket trip at {item}: ${amt}.",
+        "Grabbed essentials at {item} and the total was ${amt}.",
+        "{amt} dollars at {item} for a week's worth of food.",
+        "Went to {item} for groceries, spent ${amt}.",
+        "Ouch, {item} took ${amt} off me for groceries.",
+        "My card got charged ${amt} at {item} for food.",
+        "Shopping at {item} this time: {amt} bucks for groceries.",
+        "Loaded up on veggies and basics at {item}, ${amt} in total.",
+    ],
+}
+for _key, _frames in _DEV.items():
+    GRAMMARS[_key]["dev"] = _frames
+WIDE_DEV: dict[str, list[str]] = {k: list(v["dev"]) for k, v in GRAMMARS.items()}
 
 _GROUP = re.compile(r"\[([^\[\]]*)\]")
 
