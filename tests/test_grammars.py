@@ -1,7 +1,10 @@
-"""The grammar wordings "wide-train" / "wide-test" (issue #27 item 3): frame counts, train/test
-disjointness down to word 4-grams, the semantics the labels rest on (checked on every frame
-expansion and on generated text), roles in task-set specs, and the legacy wordings'
-histories unchanged byte for byte."""
+"""The grammar wordings "wide-train" / "wide-test" / "wide-dev" (issue #27 item 3): frame counts,
+train/test/dev disjointness down to word 4-grams, the semantics the labels rest on (checked on
+every frame expansion and on generated text), roles in task-set specs, and the legacy wordings'
+histories unchanged byte for byte.
+
+Checks against the held-out "wide-test" frames report only keys and dev-frame indices, never
+the text of a test frame."""
 from __future__ import annotations
 
 import json
@@ -12,7 +15,7 @@ import pytest
 
 from scroll.tasks import build_history
 from scroll.tasks.families import ASIDES, FAMILIES, SUMS, WHEN_DONE, Gen
-from scroll.tasks.grammars import FAMILY_KEYS, GRAMMARS, WIDE_TEST, WIDE_TRAIN, expand, expansions
+from scroll.tasks.grammars import FAMILY_KEYS, GRAMMARS, WIDE_DEV, WIDE_TEST, WIDE_TRAIN, expand, expansions
 from scroll.tasks.pools import POOLS
 from scroll.tasks.splits import TaskSetSpec, build_taskset
 from scroll.tasks.wordings import PARAPHRASE, TRAIN, WORDINGS, get_wording, template_regex, wording_role
@@ -23,6 +26,7 @@ QUESTION_KEYS = [FAMILY_KEYS[f]["question"] for f in ROLE_FAMILIES]
 EVIDENCE_KEYS = [k for f in ROLE_FAMILIES for k in FAMILY_KEYS[f]["evidence"]]
 NEAR_KEYS = [k for f in ROLE_FAMILIES for k in FAMILY_KEYS[f]["near"]]
 SLOT = re.compile(r"\{(\w+)\}")
+VARIANTS = ("train", "test", "dev")    # GRAMMARS[key][variant]: wide-train, wide-test, wide-dev
 
 
 def _tokens(text: str) -> list[str]:
@@ -89,11 +93,13 @@ def test_sum_near_misses_keep_their_amounts():
 # ------------------------------------------------------------------ registration and roles
 def test_wide_variants_registered_with_roles():
     assert get_wording("wide-train") is WIDE_TRAIN and get_wording("wide-test") is WIDE_TEST
+    assert get_wording("wide-dev") is WIDE_DEV
     assert {n: wording_role(n) for n in WORDINGS} == {"train": "train", "paraphrase": "test",
-                                                      "wide-train": "train", "wide-test": "test"}
+                                                      "wide-train": "train", "wide-test": "test",
+                                                      "wide-dev": "train"}
     with pytest.raises(ValueError, match="unknown wording"):
         wording_role("nope")
-    for variant in (WIDE_TRAIN, WIDE_TEST):
+    for variant in (WIDE_TRAIN, WIDE_TEST, WIDE_DEV):
         assert all(isinstance(k, str) and isinstance(v, list) and all(isinstance(t, str) for t in v)
                    for k, v in variant.items())
 
@@ -120,8 +126,9 @@ def _recorded_calls(wording: str, seeds=range(6)) -> dict[str, set]:
 def test_every_key_the_families_say_has_frames_with_only_their_slots():
     calls = _recorded_calls("wide-train")
     assert set(calls) == set(QUESTION_KEYS + EVIDENCE_KEYS + NEAR_KEYS) == set(GRAMMARS)
+    assert _recorded_calls("wide-dev", seeds=range(3)).keys() == calls.keys()
     for key, passed in calls.items():
-        for variant in ("train", "test"):
+        for variant in VARIANTS:
             for f in GRAMMARS[key][variant]:
                 assert set(SLOT.findall(f)) <= passed, (key, f, passed)
 
@@ -137,9 +144,19 @@ def test_frame_counts_per_key_and_variant():
         assert WIDE_TRAIN[key] == v["train"] and WIDE_TEST[key] == v["test"]
 
 
+def test_dev_frame_counts():
+    assert set(WIDE_DEV) == set(GRAMMARS) == set(QUESTION_KEYS + EVIDENCE_KEYS + NEAR_KEYS)
+    for key in QUESTION_KEYS + EVIDENCE_KEYS:
+        assert len(GRAMMARS[key]["dev"]) == 8, key
+    for key in NEAR_KEYS:
+        assert len(GRAMMARS[key]["dev"]) == 3, key
+    for key, v in GRAMMARS.items():
+        assert WIDE_DEV[key] == v["dev"] and len(set(v["dev"])) == len(v["dev"]), key
+
+
 def test_frames_are_distinct_structures():
     for key, v in GRAMMARS.items():
-        for variant in ("train", "test"):
+        for variant in VARIANTS:
             sents = [tuple(_tokens(e)) for f in v[variant] for e in set(expansions(f))]
             assert len(sents) == len(set(sents)), (key, variant)          # no two frames write the same sentence
             grams = [set().union(*[_grams(e) for e in expansions(f)]) for f in v[variant]]
@@ -161,6 +178,20 @@ def test_train_and_test_frames_share_no_word_4gram():
             shared = _grams(e) & train_grams
             assert not shared, (key, e, shared)
         assert train  # sanity
+
+
+@pytest.mark.parametrize("other", ["train", "test"])
+def test_dev_frames_share_no_word_4gram_with_train_or_test(other):
+    # only keys and dev-frame indices in the messages: never the text of a held-out test frame
+    for key in GRAMMARS:
+        other_sents = {tuple(_tokens(e)) for e in _all(key, other)}
+        other_grams = set().union(*[_grams(e) for e in _all(key, other)])
+        assert other_grams, key
+        for i, f in enumerate(GRAMMARS[key]["dev"]):
+            for e in expansions(f):
+                assert len(_tokens(e)) >= 4, (key, i)
+                assert tuple(_tokens(e)) not in other_sents, (key, "dev frame", i, "same sentence as", other)
+                assert not _grams(e) & other_grams, (key, "dev frame", i, "shares a 4-gram with", other)
 
 
 def test_expand_is_deterministic_and_drops_empty_options():
@@ -227,7 +258,7 @@ NEAR_FORBIDDEN = {
 }
 
 
-def _every(keys, variants=("train", "test")):
+def _every(keys, variants=VARIANTS):
     for key in keys:
         for variant in variants:
             for f in GRAMMARS[key][variant]:
@@ -308,7 +339,7 @@ def test_near_misses_stay_near_misses():
 
 # ------------------------------------------------------------------ semantics, on generated histories
 def _hist(wording: str, seed: int):
-    pool = "train" if wording == "wide-train" else "test"
+    pool = "test" if wording == "wide-test" else "train"
     return build_history(seed=seed, target_tokens=8000, families=ROLE_FAMILIES, pool=pool, wording=wording,
                          min_sessions=16, exchanges=(1, 3))
 
@@ -317,7 +348,7 @@ def _n(word: str, text: str) -> int:
     return len(re.findall(rf"(?<![\w$]){re.escape(word)}(?!\w)", text))
 
 
-@pytest.mark.parametrize("wording", ["wide-train", "wide-test"])
+@pytest.mark.parametrize("wording", ["wide-train", "wide-test", "wide-dev"])
 def test_generated_evidence_and_questions(wording):
     for seed in range(12):
         h = _hist(wording, seed)
@@ -358,26 +389,33 @@ def _regexes(keys, variant):
     return {k: [template_regex(e) for e in _all(k, variant)] for k in keys}
 
 
-def test_wide_test_histories_write_only_wide_test_frames():
+@pytest.mark.parametrize("wording,own,others", [("wide-test", "test", ("train", "dev")),
+                                                ("wide-dev", "dev", ("train", "test"))])
+def test_wide_histories_write_only_their_own_frames(wording, own, others):
     keys = QUESTION_KEYS + EVIDENCE_KEYS
-    test_rx, train_rx = _regexes(keys, "test"), _regexes(keys, "train")
+    own_rx = _regexes(keys, own)
+    other_rx = {k: [rx for o in others for rx in _regexes(keys, o)[k]] for k in keys}
+
+    def show(text):  # a failure names a held-out test sentence by its family only
+        return text if own == "dev" else "(held-out sentence)"
+
     for seed in range(4):
-        h = _hist("wide-test", seed)
+        h = _hist(wording, seed)
         for t in h.tasks:
             key = FAMILY_KEYS[t.family]["question"]
-            assert any(rx.fullmatch(t.question) for rx in test_rx[key]), t.question
-            assert not any(rx.search(t.question) for rx in train_rx[key]), t.question
+            assert any(rx.fullmatch(t.question) for rx in own_rx[key]), (t.family, show(t.question))
+            assert not any(rx.search(t.question) for rx in other_rx[key]), (t.family, show(t.question))
             ev = FAMILY_KEYS[t.family]["evidence"]
             for i in t.evidence_idx:
                 x = h.rows[i]["text"]
-                assert any(rx.search(x) for k in ev for rx in test_rx[k]), x
-                assert not any(rx.search(x) for k in ev for rx in train_rx[k]), x
+                assert any(rx.search(x) for k in ev for rx in own_rx[k]), (t.family, show(x))
+                assert not any(rx.search(x) for k in ev for rx in other_rx[k]), (t.family, show(x))
 
 
 def test_other_families_still_write_with_the_wide_variants():
     from scroll.tasks.families_memory import MEMORY_FAMILIES
 
-    for wording in ("wide-train", "wide-test"):  # keys the grammars do not define fall back to the "train" list
+    for wording in ("wide-train", "wide-test", "wide-dev"):  # keys the grammars do not define: the "train" list
         h = build_history(seed=2, target_tokens=5000, families=sorted(MEMORY_FAMILIES), pool="all", wording=wording,
                           min_sessions=16, exchanges=(1, 2))
         assert all(t.evidence_idx for t in h.tasks if t.value_type != "abstain")
@@ -396,6 +434,19 @@ def test_distill_v2_spec():
         assert s.histories == v1.splits[n].histories and s.families == v1.splits[n].families
     assert (spec.history_tokens, spec.min_sessions, spec.exchanges, spec.heldout_kinds) == \
         (v1.history_tokens, v1.min_sessions, v1.exchanges, v1.heldout_kinds)
+
+
+def test_distill_v2_dev_spec():
+    spec, v2 = TaskSetSpec.load("distill-v2-dev"), TaskSetSpec.load("distill-v2")
+    assert spec.seed != v2.seed and spec.heldout_kinds == [] and spec.heldout_split is None
+    assert (spec.history_tokens, spec.min_sessions, spec.exchanges) == (36000, 24, [5, 14])
+    assert {n: (s.histories, s.wording, s.pool, s.role) for n, s in spec.splits.items()} == {
+        "dev": (12, "wide-dev", "train", "train")}
+    assert spec.splits["dev"].families == ROLE_FAMILIES             # all 12, the sums included
+    assert wording_role("wide-dev") == "train"
+    raw = json.loads(json.dumps(spec.to_dict()))
+    raw["splits"]["test_x"] = dict(raw["splits"]["dev"], role="test", pool="test")
+    TaskSetSpec.from_dict(raw)                                      # a train-role wording: any split may use it
 
 
 def test_test_role_wordings_refused_in_train_role_splits():
@@ -435,3 +486,22 @@ def test_small_wide_taskset_does_not_leak_test_wordings(tmp_path):
         assert texts and not any(rx.search(x) for rx in test_rx for x in texts), split
     para = user_texts("test_paraphrase")
     assert sum(any(rx.search(x) for rx in test_rx) for x in para) >= 20
+
+
+def test_small_dev_taskset_writes_dev_frames_only(tmp_path):
+    from scroll.events import EventLog
+
+    raw = TaskSetSpec.load("distill-v2-dev").to_dict()
+    raw.update(history_tokens=3000, min_sessions=16, exchanges=[1, 2])
+    raw["splits"]["dev"]["histories"] = 1
+    ts = build_taskset(TaskSetSpec.from_dict(raw), tmp_path / "ts")
+    refs = ts.splits["dev"]
+    assert sorted(r.task.family for r in refs) == sorted(ROLE_FAMILIES)
+    texts = [r.task.question for r in refs]
+    for h in ts.manifest["histories"]:
+        with EventLog(ts.root / h["db"], readonly=True) as log:
+            texts += [e.text for e in log.expand(1, log.max_seq()) if e.role == "user"]
+    test_rx = [rx for rxs in _regexes(list(GRAMMARS), "test").values() for rx in rxs]
+    assert not any(rx.search(x) for rx in test_rx for x in texts)    # no held-out wording (text not shown)
+    dev_rx = [rx for rxs in _regexes(QUESTION_KEYS + EVIDENCE_KEYS, "dev").values() for rx in rxs]
+    assert sum(any(rx.search(x) for rx in dev_rx) for x in texts) >= 30

@@ -68,7 +68,7 @@ class Plan:
     of: str = "sum"                  # difference: "sum" or "count"
     kind: str | None = None          # the Name's kind for the name helpers: "place" | "org" | "person" | None
     besides: tuple = field(default_factory=tuple)  # values_of: Names the question already gives ("besides Leo")
-    any_time: bool = False           # values_of: the distant past counts too ("where did I grow up")
+    any_time: bool = False           # values_of: the distant past counts too ("my childhood towns")
 
     @property
     def query(self) -> str:
@@ -161,7 +161,8 @@ _RX = {
     "said": re.compile(r"\bwhat (?:did|have) i (?:say|said|mention|mentioned|tell you|told you)\b|"
                        r"\bwhat do you know about\b|\bwhat have i told you about\b", re.I),
     "duration": re.compile(r"\bhow (?:many|much) (?:days|weeks|time)\b|\bhow long (?:after|before|between|since|"
-                           r"was it|passed|did it take)\b|\bdays (?:passed|went by|between|after|before)\b", re.I),
+                           r"was it|passed|did it take)\b|\bdays (?:passed|went by|between|after|before|apart)\b|"
+                           r"\bhow far apart\b|\bseparat(?:e|ed|es)\b", re.I),
     "first": re.compile(r"\b(?:first|earlier|sooner|before the other)\b.*\bor\b|\bor\b.*\b(?:first|earlier)\b", re.I),
     "sum": re.compile(r"\bhow much\b|\bset me back\b|\bcost me\b|\bwhat did .* cost\b|\bsum\b|\badd(?:s|ed)? up\b|"
                       r"\bshell(?:ed)? out\b|\b(?:running |grand )?total\b(?!.*\b(?:number|times|how many|count)\b)|"
@@ -182,11 +183,12 @@ _RX = {
                            r"(?:[Ii] (?:\w+ )?(?:at|to|in|for) )?([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"),
     "largest": re.compile(r"\b(?:most expensive|priciest|biggest|largest|highest|most I (?:spent|paid))\b", re.I),
     "smallest": re.compile(r"\b(?:cheapest|least expensive|smallest|lowest|least I (?:spent|paid))\b", re.I),
-    "difference": re.compile(r"\bhow (?:much|many) more\b.*\bthan\b", re.I),
+    "difference": re.compile(r"\bhow (?:much|many) more\b.*\bthan\b|\bby how much\b.*\b(?:beat|exceed|top|outdo)\w*\b",
+                             re.I),
     "list": re.compile(r"\blist\b|\bevery\b|\ball (?:the )?(?:cities|places|companies|names|jobs)\b|"
                        r"\bwhich (?:cities|places|companies|towns|friends)\b|\bname all\b|\bpast and present\b|"
                        r"\bwhere (?:has|have) (?:my \w+|I) (?:lived|worked|been)\b|\bwho (?:have|did) I\b|"
-                       r"\b(?:employers|cities|trips|holidays|places)\b", re.I),
+                       r"\b(?:employers|cities|trips|holidays|places)\b|\bwhere did I (?:go|travel|fly)\b", re.I),
     "yesno": re.compile(r"^(?:\W*(?:so|and|quick question|hey|remind me)\W*)*(?:did|have|has|do|does|was|were|"
                         r"am|is)\s+(?:i|my|we)\b", re.I),
 }
@@ -196,7 +198,9 @@ _SCOPE_FIRST = re.compile(r"\b(?:first|originally|initially|earliest|before|prev
 
 def _events(q: str, names: list[str]) -> tuple[str, str] | None:
     """The two events of a duration / which-first question ("between A and B", "after A did B", "A or B")."""
-    for rx in (r"\bbetween (.+?) and (.+?)(?:\?|$)", r"\bafter (.+?) (?:did|was|were|had) (.+?)(?:\?|$)",
+    for rx in (r"\bbetween (.+?) and (.+?)(?:\?|$)", r"\bfrom (.+?) (?:to|until|till) (.+?)(?:\?|$)",
+               r"\b(?:separate|separated|apart were|apart was) (.+?) and (.+?)(?:\?|,|$)",
+               r"\bafter (.+?) (?:did|was|were|had) (.+?)(?:\?|$)",
                r"\bbefore (.+?) (?:did|was|were|had) (.+?)(?:\?|$)", r":\s*(.+?),? or (.+?)(?:\?|$)",
                r"\b(?:first|earlier),? (.+?),? or (.+?)(?:\?|$)", r"^(.+?),? or (.+?),? (?:first|earlier)\b"):
         m = re.search(rx, q, re.I)
@@ -264,7 +268,7 @@ def _plan(question: str) -> Plan:
     if _RX["who"].search(q):
         return Plan("who", "who_of", must, about)
     if _RX["difference"].search(q):
-        a, b = re.split(r"\bthan\b", q, maxsplit=1)
+        a, b = re.split(r"\bthan\b|\b(?:beat|exceed|top|outdo)\w*\b", q, maxsplit=1, flags=re.I)
         of = "count" if re.search(r"\bhow many\b", a, re.I) else "sum"
         return Plan("difference", "difference", "", "", who, (_event_must(a), _event_must(b)), of=of)
     prev = _RX["previous"].search(q)
@@ -276,15 +280,16 @@ def _plan(question: str) -> Plan:
     if _RX["largest"].search(q) or _RX["smallest"].search(q):
         helper = "largest_of" if _RX["largest"].search(q) else "smallest_of"
         return Plan("extreme", helper, must, about, who)
+    context = " ".join(g for g in (must + " " + about).split() if g not in names)  # "business trip": ranks
     if _RX["duration"].search(q):
         ev = _events(q, names)
         if ev:
-            return Plan("duration", "days_apart", "", "", who, (_event_must(ev[0]), _event_must(ev[1])))
-    if _RX["first"].search(q):
+            return Plan("duration", "days_apart", "", context, who, (_event_must(ev[0]), _event_must(ev[1])))
+    if _RX["first"].search(q) or (_RX["order"].search(q) and re.search(r"\bwhich\b", q, re.I)):
         ev = _events(q, names)
         if ev:
             labels = [_label(e) for e in ev]
-            return Plan("first", "first_of", "", "", who, tuple((lb, _event_must(lb)) for lb in labels))
+            return Plan("first", "first_of", "", context, who, tuple((lb, _event_must(lb)) for lb in labels))
     if _RX["sum"].search(q) and not (_RX["count"].search(q) and not _MONEY.search(q)):
         groups = must.split()
         if len(groups) > 1 and re.search(r"\b(?:and|plus|&)\b", q) and not names:
