@@ -60,7 +60,8 @@ _HEDGE = _re.compile(
 _FIRST = _re.compile(r"\b(?:I|me|us|we|our|ours|I'm|I've|we're|we've)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|"
                       r",?\s+(?=who\b|who's\b|whose\b)")
-_UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|a week|a month|per)\b", _re.I)
+_UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"
+                       r"(?!'s)", _re.I)
 _BACKDATED = _re.compile(
     r"\b(?:back in|back then|years ago|ages ago|used to|as a (?:kid|child|student|teen)|when I was|growing up|"
     r"grew up|college|childhood|once lived|formerly|previously|last year)\b", _re.I)
@@ -73,7 +74,8 @@ _MONEY = _re.compile(r"[$\u20ac\u00a3]\s?(\d[\d,]*(?:\.\d\d)?)|\b(\d[\d,]*(?:\.\
 _ALWAYS = set(("i i'm i've i'd i'll mr mrs ms dr monday tuesday wednesday thursday friday saturday sunday january february "
                "march april june july august september october november december").split())
 # capitalised words that start sentences without being names (plain English, no task words)
-_COMMON = set(("back for in on at to from with by of about after before during since until a an the i i'm i've i'd "
+_COMMON = set(("ouch ugh wow whoa yay phew oops welp ha haha hmm sigh yikes woo damn "
+               "back for in on at to from with by of about after before during since until a an the i i'm i've i'd "
                "i'll we we're we've my our me us you your it it's its this that these those there here he she they "
                "his her their so and but or also just finally still now then today tonight yesterday tomorrow "
                "morning afternoon evening hey hi hello oh ok okay well yes no not anyway random quick big small new "
@@ -157,6 +159,9 @@ def _subject(sentence, vocab=frozenset()):
         return "other" if m.group(2) else m.group(1).lower()
     if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I):
         return "other"
+    if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
+            _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s):
+        return "me"  # "Tip included, I paid ...", "Acme hired me": my event
     m = _re.match(r"([A-Z][a-z]+)\b", s)
     if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
         return "name:" + m.group(1)
@@ -166,6 +171,7 @@ def _subject(sentence, vocab=frozenset()):
 class Fact:
     def __init__(self, hit, text, score, vocab=frozenset()):
         self.seq, self.session, self.time, self.text, self.score = hit.seq, hit.session, hit.time, text, score
+        self.message = hit.text or ""
         self.vocab = vocab
         self.names = _names(text, (), vocab)
         self.amounts = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(text)]
@@ -184,12 +190,11 @@ class Fact:
 
 def _agent(sent, need, anchors, vocab=frozenset()):
     """True when a target word is done by someone named right before it ("Rosa lives in Oslo")."""
-    toks = _WORD.findall(sent)
-    for i, w in enumerate(toks[1:], 1):
-        prev = toks[i - 1]
-        if prev[:1].isupper() and prev.lower() not in _COMMON | vocab and not prev.endswith(("ed", "ing")) \
-                and _stem(prev) not in anchors and i > 1 and w.lower().endswith(("s", "ed", "ing")) \
-                and any(any(_has([_stem(w)], a) for a in g) for g in need):
+    for m in _re.finditer(r"(?<=\w)\s+([A-Z][a-z]+) ([a-z]+)\b", sent):  # a Name, a space, a verb: not first
+        prev, w = m.group(1), m.group(2)
+        if prev.lower() not in _COMMON | vocab and not prev.endswith(("ed", "ing")) and _stem(prev) not in anchors \
+                and w.endswith(("s", "ed", "ing")) and any(any(_has([_stem(w)], a) for a in g) for g in need) \
+                and not _re.match(r"\s*(?:me|us)\b", sent[m.end():]):  # "Acme hired me": my event
             return True
     return False
 
@@ -198,7 +203,7 @@ def facts(hits, must, about="", who=None, any_time=False):
     """The statements in `hits` that hold every `must` group, said by `who` (None: me), not
     hedged (plans, wishes, negations, quotes) and, unless any_time, not about the distant past."""
     need, rank = _groups(must), _groups(about)
-    anchors = {a[0] for g in need for a in g if len(a) == 1}
+    anchors = {a[0] for g in need for a in g}  # "Oslo" of "Oslo_Half_Marathon" too
     vocab, out = _vocab(hits), []
     for h in sorted(hits, key=lambda h: h.seq):
         for sent in _SPLIT.split(h.text or ""):
@@ -207,7 +212,7 @@ def facts(hits, must, about="", who=None, any_time=False):
             if not sent or not all(any(_has(stems, a) for a in g) for g in need):
                 continue
             subj = _subject(sent, vocab)
-            if subj.startswith("name:") and _stem(subj[5:]) in anchors and _FIRST.search(sent):
+            if subj.startswith("name:") and _stem(subj[5:]) in anchors:
                 subj = "me"  # the question's own name is the subject ("Juniper sleeps on our bed now")
             # the clauses that hold the target decide: "I ran it last year and want to again" is no plan
             said = [c for c in _CLAUSE.split(sent) if any(any(_has([_stem(w) for w in _WORD.findall(c)], a)
@@ -257,7 +262,7 @@ def _best(rows):
     return [f for f in rows if f.score == top]
 
 
-_KIND = {"place": ("in", "to", "near", "around"), "org": ("at", "for", "joined", "join", "with", "by"),
+_KIND = {"place": ("in", "to", "near", "around"), "org": ("at", "for", "joined", "join", "with", "by", "from"),
          "person": ("with", "met", "saw", "and", "joined")}
 
 
@@ -280,10 +285,10 @@ def _value(f, must, about, kind=None, besides=()):
         terms = [i for i, w in enumerate(words) if any(any(_has([_stem(w)], a) for a in g)
                                                        for g in _groups(must) + _groups(about))]
 
-        def near(n):  # "home is Oslo", "an Oslo resident": right beside a target word
+        def near(n):  # "home is Oslo", "an Oslo resident", "made Oslo their home": beside a target word
             first = n.split()[0].lower()
             at = [i for i, w in enumerate(words) if w == first]
-            return any(0 < i - t <= 2 or t - i == 1 for i in at for t in terms)
+            return any(0 < abs(i - t) <= 2 for i in at for t in terms)
 
         free = [n for n in names if not after(n, other)]
         lead = _re.sub(r"^.*:\s*", "", f.text)  # "Update: Oslo feels like home": the clause's first word
@@ -351,8 +356,9 @@ def day_of(hits, must, about="", who=None):
 
 
 def sum_of(hits, must, about="", who=None):
-    """The sum of the amounts ($12, 12 dollars) in qualifying statements of money actually spent."""
-    rows = [f for f in _pick(hits, must, about, who) if f.amounts and not _UNSPENT.search(f.text)]
+    """The sum of the amounts ($12, 12 dollars) in qualifying statements of money actually spent (a
+    statement without one takes its message's only amount: "Took a cab home; that was $20")."""
+    rows = [f for f in _pick(hits, must, about, who) if _spent(f)]
     _show(rows, 8)
     if not rows:
         return _answer("unknown", [], " (no amount qualifies)")
@@ -440,8 +446,16 @@ def smallest_of(hits, must, about="", who=None):
     return _extreme(hits, must, about, who, min)
 
 
+def _spent(f):
+    """True when the statement (or its message, for a lone amount) says money was spent."""
+    if not f.amounts and f.message:
+        found = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(f.message)]
+        f.amounts = found if len(found) == 1 else []
+    return bool(f.amounts) and not _UNSPENT.search(f.text)
+
+
 def _extreme(hits, must, about, who, pick):
-    rows = [f for f in _pick(hits, must, about, who) if f.amounts and not _UNSPENT.search(f.text)]
+    rows = [f for f in _pick(hits, must, about, who) if _spent(f)]
     _show(rows, 8)
     if not rows:
         return _answer("unknown", [], " (no amount qualifies)")

@@ -16,16 +16,16 @@ GROUPS = [
     "residence|new_place|movers",
     "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
     "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
-    "signed_on|colleagues",
+    "signed_on|colleagues|paycheck|salary|team",
     # everyday activities
     "dentist|dental|teeth|tooth|hygienist|orthodontist",
-    "haircut|hair|barber|trim|hairdresser|salon",
+    "haircut|hair|barber|trim|hairdresser|salon|clippers|fade",
     "yoga|vinyasa|asana",
     "gym|workout|weights",
-    "taxi|cab|uber|lyft|rideshare|fare|driver",
+    "taxi|cab|cabbie|uber|lyft|rideshare|fare|driver",
     "grocery|groceries|supermarket|produce|big_shop|cart|stocked_up|stock_up|food",
     "bike|bicycle|cycling",
-    "doctor|gp|physician|checkup",
+    "doctor|gp|physician",
     "meet|met|meetup|meetups|catch|caught|see|saw|hang|together",
     "adopt|adopted|adoption|rescue|rescued|shelter",
     "run|ran|race|finish|finished|marathon|complete|completed",

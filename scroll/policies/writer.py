@@ -47,7 +47,7 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "lowest least most tally exact shown show showed actually sum up point everything anything told "
              "running part out into checking check remember nowadays presently anymore while we've past present "
              "also someone somebody anyone told they them their last january february march april may june july "
-             "august september october november december").split())
+             "august september october november december behind wanted want drop latest").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -106,7 +106,7 @@ def _known(word: str) -> bool:
     w = word.lower().rstrip("?,.!:;")
     w = w[:-2] if w.endswith("'s") else w
     return (w in _STOP or syn.is_verb(w) or syn.is_weak(w) or syn.is_type(w) or syn.group(w) != w
-            or w in syn.PEOPLE or w in _QWORDS)
+            or w in syn.PEOPLE or w in _QWORDS or w.endswith(("ing", "ed")))
 
 
 def _names(question: str) -> list[str]:
@@ -165,12 +165,17 @@ _RX = {
                            r"\bhow far apart\b|\bseparat(?:e|ed|es)\b", re.I),
     "first": re.compile(r"\b(?:first|earlier|sooner|before the other)\b.*\bor\b|\bor\b.*\b(?:first|earlier)\b", re.I),
     "sum": re.compile(r"\bhow much\b|\bset me back\b|\bcost me\b|\bwhat did .* cost\b|\bsum\b|\badd(?:s|ed)? up\b|"
-                      r"\bshell(?:ed)? out\b|\b(?:running |grand )?total\b(?!.*\b(?:number|times|how many|count)\b)|"
+                      r"\bshell(?:ed)? out\b|"
+                      r"\b(?:running |grand )?total\b(?=.*\b(?:paid|pay|spen[dt]|spending|cost|bills?|expenses?|"
+                      r"money|outlay|damage|fares?|repairs?|groceries|taxis?|cabs?)\b)|"
+                      r"\b(?:paid|pay|spen[dt]|spending|cost|bills?|expenses?|money|outlay|damage|fares?|repairs?|"
+                      r"groceries|taxis?|cabs?)\b.*\b(?:running |grand )?total\b|"
                       r"\b(?:altogether|in all|combined|all together|overall|so far|all told)\b.*\b(?:paid|pay|"
                       r"spen[dt]|spending|cost|costs|bills?|expenses?|money)\b|\b(?:paid|pay|spen[dt]|spending|cost|"
                       r"costs|bills?|expenses?|money)\b.*\b(?:altogether|in all|combined|all together|overall|so far|"
                       r"all told)\b", re.I),
-    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b|\bcount\b|\btally\b", re.I),
+    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b|\bcount\b|\btally\b|"
+                        r"\battendance\b", re.I),
     "date": re.compile(r"\bwhen\b|\bdate\b|\bwhat day\b|\bwhich day\b|\bthe day\b|\bon what\b", re.I),
     "who": re.compile(r"^\W*(?:which|what) (?:relative|friend|person|family member|colleague|one of my \w+)\b|"
                       r"\bwho (?:else )?(?:in my family|of my (?:friends|relatives))\b|\bwho was it\b|"
@@ -247,7 +252,9 @@ def _plan(question: str) -> Plan:
     rel = re.search(rf"\bmy ({_PEOPLE_RX})\b(?!'s)|\bmy ({_PEOPLE_RX})'s (?:current |new |present )?(?:city|home|address|"
                     rf"place|town|country|job|employer|company)\b", q, re.I)
     rel_word = (rel.group(1) or rel.group(2)).lower() if rel else None
-    who = rel_word if rel and not re.search(r"\b(?:I|I'm|I've|me)\b", q) else None
+    who = rel_word if rel and (not re.search(r"\b(?:I|I'm|I've|me)\b", q) or (
+        _PLACE.search(q) and not re.search(r"\bI(?:'ve| have| am|'m)?\s+(?:live|lived|living|moved|reside)", q))) \
+        else None  # "which city would I find my cousin in": the cousin's
     must, about = _target(q, names)
     if not must.strip() and _ORG.search(q):  # "who's my current employer": where someone works
         must = syn.group("work")
