@@ -16,7 +16,7 @@ GROUPS = [
     "residence|new_place|movers",
     "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
     "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
-    "signed_on|colleagues|paycheck|salary|team",
+    "signed_on|colleagues|paycheck|salary|team|workplace",
     # everyday activities
     "dentist|dental|teeth|tooth|hygienist|orthodontist",
     "haircut|hair|barber|trim|hairdresser|salon|clippers|fade",
@@ -51,7 +51,8 @@ VERBS = set(("live living lives move moved work worked go went going get got get
              "attended do did done visit visited meet met see saw spend spent pay paid cost run ran adopt adopted "
              "join joined start started say said mention mentioned tell told buy bought make made "
              "happen happened come came bring brought call called add put shelled gone become became fix fixing "
-             "taken give gave keep kept cut cutting seen used play played playing").split())
+             "taken give gave keep kept cut cutting seen used play played playing find found received receive "
+             "took").split())
 # containers and measures: they rank but are never required
 WEAK = set(("class classes session sessions visit visits trip trips appointment appointments time times "
             "repair repairs ride rides thing things stuff total amount money cost costs bill bills lesson lessons "
@@ -61,7 +62,7 @@ WEAK = set(("class classes session sessions visit visits trip trips appointment 
 # the answer's type: not searched for
 TYPES = set(("city cities town place places country company companies employer name names date day days "
              "week weeks month months year years number much many long amount person who relative relatives "
-             "people family member members").split())
+             "people family member members metro area region organization organisation figure").split())
 # people a question may ask about (the statement's subject, "my sister")
 PEOPLE = set(("neighbor neighbour friend sister brother mom mum mother dad father parents cousin aunt uncle "
               "grandma grandmother grandpa grandfather wife husband partner colleague coworker boss son daughter "

@@ -47,7 +47,8 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "lowest least most tally exact shown show showed actually sum up point everything anything told "
              "running part out into checking check remember nowadays presently anymore while we've past present "
              "also someone somebody anyone told they them their last january february march april may june july "
-             "august september october november december behind wanted want drop latest").split())
+             "august september october november december behind wanted want drop latest sorry help looking "
+             "frequently find mine again current currently").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -175,8 +176,8 @@ _RX = {
                       r"costs|bills?|expenses?|money)\b.*\b(?:altogether|in all|combined|all together|overall|so far|"
                       r"all told)\b", re.I),
     "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b|\bcount\b|\btally\b|"
-                        r"\battendance\b", re.I),
-    "date": re.compile(r"\bwhen\b|\bdate\b|\bwhat day\b|\bwhich day\b|\bthe day\b|\bon what\b", re.I),
+                        r"\battendance\b|\btotal\b", re.I),
+    "date": re.compile(r"\bwhen\b|\bdate\b|\b(?:what|which) (?:\w+ )?day\b|\bthe day\b|\bon what\b", re.I),
     "who": re.compile(r"^\W*(?:which|what) (?:relative|friend|person|family member|colleague|one of my \w+)\b|"
                       r"\bwho (?:else )?(?:in my family|of my (?:friends|relatives))\b|\bwho was it\b|"
                       r"^\W*who (?:used to|else|also|has|had|did|was|is also)\b(?!.*\b(?:I|me)\b)", re.I),
@@ -197,7 +198,7 @@ _RX = {
     "yesno": re.compile(r"^(?:\W*(?:so|and|quick question|hey|remind me)\W*)*(?:did|have|has|do|does|was|were|"
                         r"am|is)\s+(?:i|my|we)\b", re.I),
 }
-_SCOPE_FIRST = re.compile(r"\b(?:first|originally|initially|earliest|before|previous|previously|used to|"
+_SCOPE_FIRST = re.compile(r"\b(?:first|originally|initially|earliest|previous|previously|used to|"
                           r"back then|at first|to begin with)\b", re.I)
 
 
@@ -231,8 +232,13 @@ def _event_must(phrase: str) -> str:
 
 
 _PLACE = re.compile(r"\b(?:city|cities|town|towns|country|countries|place|places|where)\b", re.I)
-_ORG = re.compile(r"\b(?:company|companies|employer|employers|firm|firms|work|working|worked|job|jobs)\b", re.I)
+_ORG = re.compile(r"\b(?:company|companies|employer|employers|firm|firms|work|working|worked|job|jobs|workplace|"
+                  r"organi[sz]ation)\b", re.I)
 _NAMED = ("latest_of", "earliest_of", "values_of", "previous_of")
+_COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bcount\b|\btally\b|\battendance\b|\btimes\b|"
+                       r"\bhow frequently\b", re.I)
+_MONEY_TOPIC = re.compile(r"\b(?:groceries|grocery|taxis?|cabs?|repairs?|fixes|fares?)\b", re.I)
+_BILLS = re.compile(r"\b(?:bills?|fares?|receipts?|spending|spend|outlay|damage|expenses?|costs?|paid|money)\b", re.I)
 _MONEY = re.compile(r"\b(?:paid|pay|spen[dt]|spending|cost|costs|bills?|expenses?|money|\$|dollars?|bucks)\b", re.I)
 
 
@@ -254,7 +260,7 @@ def _plan(question: str) -> Plan:
     rel_word = (rel.group(1) or rel.group(2)).lower() if rel else None
     who = rel_word if rel and (not re.search(r"\b(?:I|I'm|I've|me)\b", q) or (
         _PLACE.search(q) and not re.search(r"\bI(?:'ve| have| am|'m)?\s+(?:live|lived|living|moved|reside)", q))) \
-        else None  # "which city would I find my cousin in": the cousin's
+        else None  # a question about visiting my cousin's town asks where the cousin lives
     must, about = _target(q, names)
     if not must.strip() and _ORG.search(q):  # "who's my current employer": where someone works
         must = syn.group("work")
@@ -297,7 +303,10 @@ def _plan(question: str) -> Plan:
         if ev:
             labels = [_label(e) for e in ev]
             return Plan("first", "first_of", "", context, who, tuple((lb, _event_must(lb)) for lb in labels))
-    if _RX["sum"].search(q) and not (_RX["count"].search(q) and not _MONEY.search(q)):
+    counting = _COUNTING.search(q)
+    moneyish = _MONEY.search(q) or _BILLS.search(q) or _MONEY_TOPIC.search(q)
+    if (_RX["sum"].search(q) and (moneyish or not counting)) or \
+            (counting and _BILLS.search(q) and not re.search(r"\bhow many\b", q, re.I)):
         groups = must.split()
         if len(groups) > 1 and re.search(r"\b(?:and|plus|&)\b", q) and not names:
             must = "|".join(groups)  # "bike repairs and taxis combined": either one
