@@ -57,7 +57,7 @@ _HEDGE = _re.compile(
     r"didn't|did not|don't|do not|doesn't|never|not|fell through|called off|postponed|supposed to|"
     r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
     r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show)\b", _re.I)
-_FIRST = _re.compile(r"\b(?:I|me|us|we|our|ours|I'm|I've|we're|we've)\b", _re.I)
+_PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|"
                       r",?\s+(?=who\b|who's\b|whose\b)")
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"
@@ -148,7 +148,7 @@ def _subject(sentence, vocab=frozenset()):
     """'me', a relation word ('sister'), or 'other' (someone else), from how the clause starts."""
     while True:  # "Quick update: my cousin moved ...", "Big day: the 10K is over, I did it"
         head, colon, tail = sentence.partition(":")
-        if not (colon and len(head.split()) <= 6 and tail.strip()):
+        if not (colon and len(head.split()) <= 8 and tail.strip()):
             break
         sentence = tail
     s = _re.sub(r"^(?:\W|so|also|and|then|oh|anyway|btw|apparently|last \w+|years ago)+\s*", "", sentence, flags=_re.I)
@@ -161,7 +161,7 @@ def _subject(sentence, vocab=frozenset()):
         return "other"
     if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
             _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s):
-        return "me"  # "Tip included, I paid ...", "Acme hired me": my event
+        return "me"  # "Long day, I ate out", "Acme hired me": my event
     m = _re.match(r"([A-Z][a-z]+)\b", s)
     if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
         return "name:" + m.group(1)
@@ -231,6 +231,7 @@ def facts(hits, must, about="", who=None, any_time=False):
                 continue  # "Helped my mom carry furniture into her new place": about my mom
             if who != "*" and subj != (who.lower() if who else "me"):
                 continue
+            said = [_PURPOSE.sub("so", c) for c in said]  # "so the vet could see her": a purpose, no plan
             if any(_HEDGE.search(c) for c in said) or (not any_time and any(_BACKDATED.search(c) for c in said)):
                 continue
             f = Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab)
