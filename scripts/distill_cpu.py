@@ -1,4 +1,5 @@
 """python scripts/distill_cpu.py --name smollm2-135m-cpu          # = make distill
+   python scripts/distill_cpu.py --name teachers-v2 --teachers-only  # the two teachers' rows only (minutes)
 
 The distillation experiment on this machine's CPU, with self-improvement rounds (STaR-style
 rejection-sampling fine-tuning), one command, every step resumable:
@@ -275,6 +276,9 @@ def main() -> None:
     ap.add_argument("--student", type=Path, default=ROOT / "var" / "models" / "smollm2-135m",
                     help="the student's model folder (built there when missing)")
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "distill", help="where the result goes")
+    ap.add_argument("--teachers-only", action="store_true",
+                    help="only the teachers' rows (regex and writer) on the test splits and natural questions: no "
+                         "model, no training (minutes, not hours)")
     a = ap.parse_args()
     if a.rounds < 0 or a.samples < 1 or (a.rounds and a.samples > 1 and not a.temperature > 0):
         ap.error("need --rounds >= 0, --samples >= 1, and --temperature > 0 when sampling more than once")
@@ -312,7 +316,8 @@ def main() -> None:
     t_all = time.time()
 
     # ---- setup
-    steps.run("models", ["models", "smollm2", str(student), "--json"], cache=False, kind="setup")
+    if not a.teachers_only:
+        steps.run("models", ["models", "smollm2", str(student), "--json"], cache=False, kind="setup")
     tasks = steps.run("tasks", ["tasks", "build", "--spec", a.spec, "--out", str(taskset), "--json"],
                       cache=False, kind="setup")
     nat_tasks = None
@@ -346,6 +351,32 @@ def main() -> None:
 
     def pending(todo: list[tuple]) -> bool:
         return any(not steps.done(step, args, key, (out / "runs.jsonl",)) for step, args, key, out in todo)
+
+    if a.teachers_only:
+        run_all(eval_steps("teacher", ["--teacher", "reference"], None, ["--concurrency", "2"]), kind="eval_baseline")
+        labels = ["teacher", *(["writer"] if writer_policy else [])]
+        if writer_policy:
+            run_all(eval_steps("writer", ["--teacher", writer_policy], None, ["--concurrency", "2"]),
+                    kind="eval_baseline")
+        run_dirs = [work / f"eval-{lab}{sfx}" for lab in labels for sfx in ("", *(["-natural"] if natural_q else []))]
+        a.results.mkdir(parents=True, exist_ok=True)
+        out_json, out_md = a.results / f"{a.name}.json", a.results / f"{a.name}.md"
+        steps.run("report", ["distill", "report", *[x for d in run_dirs for x in ("--runs", str(d))],
+                             "--out", str(out_json), "--md", str(out_md), "--no-plot", "--json"],
+                  cache=False, kind="report")
+        result = json.loads(out_json.read_text())
+        result["experiment"] = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "teachers_only": True,
+                                "rows": {"teacher": "regex teacher: scroll.policies.ReferencePolicy (its `generated` "
+                                                    "pack; deterministic, NOT a model)",
+                                         "writer": f"wording-robust teacher: --teacher {writer_policy} (no pack; "
+                                                   "deterministic, NOT a model)"},
+                                "taskset": {"spec": a.spec, "splits": (tasks or {}).get("splits")},
+                                "natural": None if not natural_q else {"spec": a.natural_spec,
+                                                                       "questions": str(natural_q)},
+                                "wall_s": round(time.time() - t_all, 1)}
+        out_json.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"\nresult: {out_json} (+ {out_md.name})")
+        return
 
     # ---- round 0: the teacher's trajectories, SFT from the base student
     collect_out = work / "teacher-train"
