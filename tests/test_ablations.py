@@ -38,7 +38,7 @@ def hist(log):
 
 
 def test_no_kernel_forgets_variables_but_keeps_ms_and_the_helpers(hist):
-    cells = ["x = 41\nprint('set')", "print(x + 1)", "print(len(ms.search('Quimper', k=5)), callable(latest))",
+    cells = ["x = 41\nprint('set')", "print(x + 1)", "print(len(ms.search('Quimper', k=5)), callable(latest_of))",
              "final('done')"]
     res, exp, _ = _run(hist, cells, _cfg(), "persistent")
     assert "42" in exp[1]
