@@ -20,7 +20,7 @@ def _hist(log):
 def test_scroll_manager_answers_through_the_loop_and_reports_its_cost(log):
     _hist(log)
     llm = ScriptedLLM(['```python\nhits = ms.search("moved live", k=None, role="user")\n'
-                       'city = latest(hits, "I live in|I just moved to")\n```', "```python\nfinal(city)\n```"])
+                       'city = latest_of(hits, "live|move|moved", kind="place")\n```', "```python\nfinal(city)\n```"])
     ans = make_manager("scroll").answer(log, "Which city do I live in now?", sessions=["h1", "h2"], llm=llm,
                                         budget=Budget(context_window=4096, max_new_tokens=200))
     assert ans.text == "Vienna" and ans.manager == "scroll"  # h3 (Oslo) is not granted
