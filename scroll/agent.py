@@ -216,7 +216,9 @@ class Agent:
         """no_log: the newest granted history that fits half the soft budget (the rest is gone)."""
         hist = frozenset({Origin.HISTORY.value})
         events = self.log.recent(5000, sessions=granted, origins=hist) if granted is None or granted else []
-        return history_preamble(reversed(events), self.cfg.soft_budget // 2, self._safe_count)
+        # what the view has left beside the system prompt and a margin for the task and one step
+        room = self.cfg.hard_budget - self._safe_count(self.system_prompt) - 512
+        return history_preamble(reversed(events), max(0, min(self.cfg.soft_budget // 2, room)), self._safe_count)
 
     # --------------------------------------------------------------------- loop
     def _scope(self, sessions: Iterable[str] | str | None) -> list[str] | None:

@@ -1038,7 +1038,7 @@ _DEV: dict[str, list[str]] = {
         "How many dental checkups are behind me so far?",
         "Give me the total of my dentist visits.",
         "Lost count of my teeth cleanings, what's the figure?",
-        "Dentist trips: how many did I make?",
+        "Quick tally needed on my dentist visits: what is it up to?",
         "How often was I at the dentist's office?",
         "Number of hygienist appointments I went to?",
         "Could you work out the number of dentist appointments I showed up for?",
