@@ -25,7 +25,7 @@ from .config import LoopConfig
 from .files.attach import file_refs
 from .headlines import render_files
 from .origin import Origin
-from .packs import get_pack
+from .packs import check_kernel_pack, get_pack
 from .prompts import SYSTEM_PROMPT, kernel_prelude, system_prompt as pack_system_prompt
 from .view import Step, View, approx_tokens, chatml, history_preamble, prefix_reuse
 
@@ -111,10 +111,10 @@ class Agent:
         `delegation`: ms.llm_map's backend and the agent_map task tree (scroll.operators)."""
         self.log, self.llm, self.cfg, self.session = log, llm, config or LoopConfig(), session
         self.pack = get_pack(_resolve_pack(self.cfg.pack, getattr(llm, "pack", None)))
+        self.pack_name = self.pack.name if self.pack else None
         self.system_prompt = system_prompt or pack_system_prompt(self.pack)
-        if kernel is not None and hasattr(kernel, "pack") and kernel.pack != (self.pack and self.pack.name):
-            raise ValueError(f"the kernel was built for task pack {kernel.pack!r}, this run has "
-                             f"{self.pack and self.pack.name!r}")
+        if kernel is not None:
+            check_kernel_pack(kernel, self.pack_name)
         self.on_step = on_step
         count = getattr(llm, "count_tokens", None)
         self.count = count if callable(count) else approx_tokens
@@ -259,7 +259,7 @@ class Agent:
             preamble = "" if cfg.history_access else self._preamble(granted)
             self._append("user", "task", task,
                          {**(meta or {}), "backend": backend, "config": cfg.to_dict(), "sessions": granted,
-                          "pack": self.pack.name if self.pack else None,
+                          "pack": self.pack_name,
                           "token_counter": "exact" if self.exact else "approximate",
                           **({"system_prompt": self.system_prompt} if self.system_prompt != SYSTEM_PROMPT else {}),
                           **({"preamble": preamble} if preamble else {})},
@@ -274,7 +274,7 @@ class Agent:
         kernel = self._kernel_for_session()
         derive = self._derive_headline(task)
         result = RunResult(self.session, task, None, "max_steps", backend=backend, sessions=granted,
-                           pack=self.pack.name if self.pack else None)
+                           pack=self.pack_name)
         used_tokens, strikes, prev_prompt = 0, 0, ""
         for step_no in range(done + 1, cfg.max_steps + 1):
             t0 = time.perf_counter()

@@ -64,7 +64,6 @@ Rules:
 - When you know the answer, call final(answer) in a cell."""
 
 
-
 def system_prompt(pack=None) -> str:
     """The core prompt, plus the pack's text when a run names one (scroll.packs.TaskPack)."""
     return SYSTEM_PROMPT if pack is None else SYSTEM_PROMPT + "\n\n" + pack.prompt

@@ -45,8 +45,6 @@ SPLIT_HELP = "Split to run (repeatable)."
 TEACHER_HELP = ("`reference`: the regex teacher (scroll.policies.ReferencePolicy); `writer`: the wording-robust "
                 "teacher (scroll.policies.writer.ProgramWriter). Both are deterministic, labelled NON-LLM program "
                 "writers.")
-TEACHERS = {"reference": ("scroll.policies", "ReferencePolicy", "teacher"),
-            "writer": ("scroll.policies.writer", "ProgramWriter", "writer")}
 URL_HELP = "OpenAI-compatible server URL(s), e.g. http://127.0.0.1:8000/v1 (comma-separated for replicas)."
 LLM_HELP = "LLM backend config: a YAML file or a preset name in <config dir>/llm/ (openai, tiny-transformers, ...)."
 MODEL_HELP = "Override the LLM config's model (a served model name, or a local model folder for transformers)."
@@ -66,18 +64,13 @@ QUESTIONS_HELP = ("Natural questions (JSONL, scroll.tasks.natural) over --taskse
 
 
 def _teacher(name: str):
-    """The teacher policy class for `--teacher NAME` and its default label."""
+    """The teacher policy class for `--teacher NAME` (scroll.policies.TEACHERS) and its default label."""
+    from scroll.policies import TEACHERS, teacher_class
+
     if name not in TEACHERS:
         raise ValueError(f"--teacher {name!r}: choose one of {', '.join(TEACHERS)} (the regex teacher, the "
                          "wording-robust program writer)")
-    import importlib
-
-    module, attr, label = TEACHERS[name]
-    try:
-        cls = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"--teacher {name}: {module}.{attr} is not available in this checkout ({e})") from None
-    return cls, label
+    return teacher_class(name), "teacher" if name == "reference" else name
 
 
 def _backend_factory(teacher: Optional[str], model_url: Optional[str], llm: Optional[str],

@@ -43,3 +43,10 @@ def get_pack(name: str | None) -> TaskPack | None:
     except KeyError:
         raise ValueError(f"unknown task pack {name!r}; known: {', '.join(pack_names())}") from None
     return getattr(importlib.import_module(module), attr)
+
+
+def check_kernel_pack(kernel, pack: str | None) -> None:
+    """A given executor must have been built with the run's pack (its prelude defines the pack's helpers);
+    executors that do not say (no `.pack`) are taken as they are."""
+    if hasattr(kernel, "pack") and kernel.pack != pack:
+        raise ValueError(f"the kernel was built for task pack {kernel.pack!r}, this run has {pack!r}")

@@ -31,17 +31,22 @@ TEACHERS = {"reference": "the regex teacher of the `generated` task pack (its qu
             "writer": "the program writer: reads the question's meaning, core helpers only, no pack"}
 
 
-def make_teacher(name: str):
-    """A fresh teacher policy by name (see TEACHERS); unknown names get an error listing them."""
+def teacher_class(name: str) -> type:
+    """The teacher policy class by name (see TEACHERS); unknown names get an error listing them."""
     if name == "reference":
         from .reference import ReferencePolicy
 
-        return ReferencePolicy()
+        return ReferencePolicy
     if name == "writer":
         from .writer import ProgramWriter
 
-        return ProgramWriter()
+        return ProgramWriter
     raise ValueError(f"unknown teacher {name!r}; known: {', '.join(TEACHERS)}")
 
 
-__all__ = ["BACKEND", "ReferencePolicy", "TEACHERS", "extract_code", "make_teacher"]
+def make_teacher(name: str):
+    """A fresh teacher policy by name (see TEACHERS)."""
+    return teacher_class(name)()
+
+
+__all__ = ["BACKEND", "ReferencePolicy", "TEACHERS", "extract_code", "make_teacher", "teacher_class"]

@@ -27,7 +27,7 @@ from scroll.capability import Capability
 from scroll.kernel import ExecResult
 from scroll.kernel.ms_client import Ms
 from scroll.origin import Origin
-from scroll.packs import get_pack
+from scroll.packs import check_kernel_pack, get_pack
 from scroll.prompts import kernel_prelude
 
 
@@ -135,8 +135,7 @@ def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, 
 
     pack = getattr(policy, "pack", None)
     kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}", sessions=sessions, pack=pack)
-    if getattr(kernel, "pack", pack) != pack:
-        raise ValueError(f"the policy writes cells for task pack {pack!r}, the kernel has {kernel.pack!r}")
+    check_kernel_pack(kernel, pack)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": f"Task: {question}"}]
     replies, exposures = [], []
     t0 = time.perf_counter()
