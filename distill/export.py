@@ -144,6 +144,36 @@ def is_check_error(r: RunRecord) -> bool:
     return r.reason == RUNNER_ERROR and (r.error or "").startswith(JUDGE_FAILED)
 
 
+def chain_rows(steps: list[dict]) -> list[list[dict]]:
+    """Group exported steps (in trajectory order) into chains: step k+1 joins step k's row when
+    its prompt is exactly step k's prompt + step k's reply + more messages (the view only grew),
+    so one multi-turn row holds them and its last prompt carries every earlier reply. A view that
+    was rebuilt (eviction, folding) starts a new row. Every reply in a row is one of the same
+    accepted trajectory's steps."""
+    rows: list[list[dict]] = []
+    for s in steps:
+        prev = rows[-1][-1] if rows else None
+        if prev is not None and prev["record"] is s["record"] and _extends(prev, s):
+            rows[-1].append(s)
+        else:
+            rows.append([s])
+    return rows
+
+
+def _extends(prev: dict, s: dict) -> bool:
+    n = len(prev["messages"])
+    return (len(s["messages"]) > n + 1 and s["messages"][:n] == prev["messages"]
+            and s["messages"][n] == {"role": "assistant", "content": prev["reply"]})
+
+
+def _row_meta(row: list[dict], trajectories: bool) -> dict:
+    if not trajectories:
+        s = row[0]
+        return {"step": s["step"], "reply_seq": s["reply_seq"], "prompt_sha256": s["sha"]}
+    return {"steps": [s["step"] for s in row], "reply_seqs": [s["reply_seq"] for s in row],
+            "prompt_sha256s": [s["sha"] for s in row]}
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:120] or "task"
 
@@ -183,9 +213,12 @@ def _add_final_stub(path: Path, pack: str | None = None) -> None:
 def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, success_only: bool = True,
                 max_steps: int | None = None, max_tokens: int | None = None, dedup: bool = False,
                 tokenizer: str | os.PathLike | None = None, notebooks: bool = True,
-                dedup_trajectories: bool = False, max_per_task: int | None = None) -> dict:
+                dedup_trajectories: bool = False, max_per_task: int | None = None,
+                trajectories: bool = False, seen: list[str | os.PathLike] = ()) -> dict:
     """Export the steps of the runs in `run_dirs` into `out` (see the module docstring);
-    returns the filters.json object."""
+    returns the filters.json object. `trajectories`: one multi-turn row per chain of steps
+    instead of one row per step. `seen`: run folders read first, for `dedup_trajectories`
+    only: their trajectories are not written (the data a previous round already trained on)."""
     from scroll.agent import step_prompts
     from scroll.events import EventLog
     from scroll.llm.base import approx_count
@@ -194,7 +227,10 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
         raise ValueError("give at least one run folder")
     if max_per_task is not None and max_per_task < 1:
         raise ValueError("max_per_task must be >= 1 (or None: no cap)")
-    run_dirs = [Path(d) for d in run_dirs]
+    if seen and not dedup_trajectories:
+        raise ValueError("seen folders only serve dedup_trajectories: pass both")
+    n_seen = len(seen)
+    run_dirs = [Path(d) for d in [*seen, *run_dirs]]
     for d in run_dirs:
         if not (d / "runs.jsonl").is_file():
             raise FileNotFoundError(f"{d}: no runs.jsonl (not a run folder written by `scroll collect`/the runner)")
@@ -300,6 +336,9 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
             return True
         per_traj = filt("max_per_task", f"at most {max_per_task} trajectories per task from each run folder",
                         "trajectories", per_traj, under_cap)
+    if n_seen:
+        per_traj = filt("seen", "trajectories of the --seen folders (already trained on) are not written",
+                        "trajectories", per_traj, lambda t: src(t[0]) >= n_seen)
 
     steps = [s for _, items in per_traj for s in items]
     mismatches = [{"task_id": s["record"].task_id, "label": s["record"].label, "session": s["record"].session,
@@ -314,6 +353,8 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
     if max_tokens is not None:
         steps = filt("max_tokens", f"prompt_tokens + completion_tokens <= {max_tokens} ({counter.name})", "steps",
                      steps, lambda s: s["prompt_tokens"] + s["completion_tokens"] <= max_tokens)
+    if dedup and trajectories:
+        raise ValueError("dedup (per step) does not apply to trajectory rows: use dedup_trajectories")
     if dedup:
         keys: set[str] = set()
 
@@ -326,31 +367,34 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
         steps = filt("dedup", "identical prompt + completion kept once (first seen)", "steps", steps, first)
 
     # write: per split, data and meta line for line
+    rows = chain_rows(steps) if trajectories else [[s] for s in steps]
     files: dict[str, dict] = {}
-    by_split: dict[str, list[dict]] = {}
-    for s in steps:
-        by_split.setdefault(s["record"].split, []).append(s)
+    by_split: dict[str, list[list[dict]]] = {}
+    for row in rows:
+        by_split.setdefault(row[0]["record"].split, []).append(row)
     for old in list(out.glob("*.jsonl")):  # a re-export replaces what an earlier one wrote
         old.unlink()
     for split, items in sorted(by_split.items()):
         data_path, meta_path = out / f"{_safe(split)}.jsonl", out / f"{_safe(split)}.meta.jsonl"
         with open(data_path, "w", encoding="utf-8") as fd, open(meta_path, "w", encoding="utf-8") as fm:
-            for s in items:
-                r = s["record"]
-                fd.write(json.dumps({"prompt": s["messages"],
-                                     "completion": [{"role": "assistant", "content": s["reply"]}]},
-                                    ensure_ascii=False) + "\n")
+            for row in items:
+                last, r = row[-1], row[-1]["record"]
+                reply = {"role": "assistant", "content": last["reply"]}
+                line = ({"messages": [*last["messages"], reply]} if trajectories
+                        else {"prompt": last["messages"], "completion": [reply]})
+                fd.write(json.dumps(line, ensure_ascii=False) + "\n")
                 fm.write(json.dumps({"task_id": r.task_id, "split": r.split, "kind": r.kind, "family": r.family,
                                      "label": r.label, "source": run_dirs[src(r)].name, "session": r.session,
-                                     "db": r.db, "step": s["step"],
-                                     "reply_seq": s["reply_seq"], "prompt_sha256": s["sha"],
-                                     "prompt_tokens": s["prompt_tokens"],
-                                     "completion_tokens": s["completion_tokens"],
+                                     "db": r.db, **_row_meta(row, trajectories),
+                                     "prompt_tokens": sum(s["prompt_tokens"] for s in row),
+                                     "completion_tokens": sum(s["completion_tokens"] for s in row),
                                      "token_counter": counter.name}, ensure_ascii=False) + "\n")
+        steps_here = [s for row in items for s in row]
         files[split] = {"data": str(data_path), "meta": str(meta_path), "lines": len(items),
-                        "trajectories": len({(s["record"].db, s["record"].session) for s in items}),
-                        "prompt_tokens": sum(s["prompt_tokens"] for s in items),
-                        "completion_tokens": sum(s["completion_tokens"] for s in items)}
+                        "steps": len(steps_here),
+                        "trajectories": len({(s["record"].db, s["record"].session) for s in steps_here}),
+                        "prompt_tokens": sum(s["prompt_tokens"] for s in steps_here),
+                        "completion_tokens": sum(s["completion_tokens"] for s in steps_here)}
 
     nb_info = []
     if notebooks:
@@ -387,10 +431,13 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
     report = {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git_sha": git_sha(),
-        "format": "TRL conversational prompt-completion JSONL (loss on the completion: that step's reply only)",
+        "format": ("TRL conversational language-modeling JSONL, one row per chain of steps (loss on every "
+                   "assistant reply: train with assistant_only_loss)" if trajectories else
+                   "TRL conversational prompt-completion JSONL (loss on the completion: that step's reply only)"),
         "options": {"success_only": success_only, "max_steps": max_steps, "max_tokens": max_tokens,
                     "dedup": dedup, "dedup_trajectories": dedup_trajectories, "max_per_task": max_per_task,
-                    "tokenizer": str(tokenizer) if tokenizer else None},
+                    "tokenizer": str(tokenizer) if tokenizer else None, "trajectories": trajectories,
+                    "seen": [str(d) for d in seen]},
         "token_counter": counter.name,
         "source_runs": sources,
         "records": len(records),
@@ -402,6 +449,7 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
         "files": files,
         "notebooks": nb_info,
         "exported_steps": len(steps),
+        "rows": len(rows),
         "exported_trajectories": len({(s["record"].db, s["record"].session) for s in steps}),
     }
     (out / "filters.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str))

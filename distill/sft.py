@@ -5,10 +5,13 @@
     python -m distill.sft --config configs/distill/tiny-ci.yaml --max-steps 10
     accelerate launch --num_processes 8 -m distill.sft --config configs/distill/qwen3-1.7b-gpu.yaml
 
-Data: `DATA/train.jsonl` and `DATA/dev.jsonl` in TRL's conversational prompt-completion format
-(one agent step a line: `{"prompt": [messages...], "completion": [{"role": "assistant", ...}]}`).
-The loss falls on the completion only: TRL renders prompt (with the generation prompt) and
-prompt+completion with the tokenizer's chat template and masks the prompt's tokens (-100).
+Data: `DATA/train.jsonl` and `DATA/dev.jsonl` in one of TRL's conversational formats:
+prompt-completion (one agent step a line: `{"prompt": [messages...], "completion":
+[{"role": "assistant", ...}]}`; the loss falls on the completion only: TRL masks the prompt's
+tokens with -100), or messages (`scroll distill export --trajectories`: one chain of steps a
+line, `{"messages": [...]}`; the loss falls on every assistant reply through the chat
+template's generation markers, `assistant_only_loss`). A chain costs one pass over its last
+prompt instead of one pass per step over a prompt that repeats the system prompt.
 
 Over-long samples: a sample whose rendered prompt+completion exceeds `max_length` tokens is
 DROPPED and counted (`dropped_overlong` in result.json), never truncated: cutting the prompt's
@@ -35,7 +38,7 @@ from scroll.provenance import file_sha256, machine, versions
 
 from .folders import publish_folder
 from .sft_config import ConfigError, SFTRunConfig, load_config
-from .sft_data import filter_by_length, read_samples
+from .sft_data import filter_by_length, read_samples, row_format
 
 _INSTALL_HINT = "pip install -e '.[model]'  (needs torch, transformers, trl, peft, datasets, matplotlib)"
 MODEL_STAMP = "scroll-model.json"
@@ -181,6 +184,9 @@ def prepare(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool 
         dev_rows, dev_stats = filter_by_length(tok, read_samples(files["dev"], cfg.max_dev_samples),
                                                cfg.max_length)
     do_eval = bool(dev_rows)
+    multi_turn = row_format(train_rows[0]) == "messages"
+    if dev_rows and row_format(dev_rows[0]) != row_format(train_rows[0]):
+        raise ConfigError("train and dev data must have the same format (prompt-completion or messages)")
     _emit(progress, event="data", train=train_stats, dev=dev_stats)
 
     _emit(progress, event="phase", phase="model")
@@ -205,7 +211,8 @@ def prepare(cfg: SFTRunConfig, progress: Progress | None = None, show_bar: bool 
         logging_steps=cfg.logging_steps, logging_first_step=True,
         eval_strategy="steps" if (do_eval and eval_steps) else "no", eval_steps=eval_steps,
         save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
-        max_length=cfg.max_length, packing=False, completion_only_loss=True, assistant_only_loss=False,
+        max_length=cfg.max_length, packing=False, completion_only_loss=not multi_turn,
+        assistant_only_loss=multi_turn,
         report_to="none", disable_tqdm=quiet, dataloader_num_workers=0,
         dataset_num_proc=None, remove_unused_columns=True,
     )

