@@ -418,6 +418,9 @@ def main() -> None:
         exports[r] = steps.run(f"export_r{r}", args, key={"runs": [fingerprint(d / "runs.jsonl") for d in sources]},
                                outputs=(data / "filters.json",), round=r, kind="export")
         if not (data / "train.jsonl").is_file():
+            if r == 0:
+                sys.exit(f"round 0: the teacher has no accepted trajectory to train on ({data / 'filters.json'}); "
+                         f"see {collect_out / 'runs.jsonl'}")
             print(f"round {r}: no new accepted trajectory; round {r}'s student is round {r - 1}'s", flush=True)
             return prev
         base = student if (r == 0 or a.from_base) else prev
