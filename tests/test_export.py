@@ -74,6 +74,34 @@ def test_export_loads_with_datasets_in_trl_prompt_completion_format(runs, tmp_pa
     assert {s["label"] for s in f["source_runs"]} == {"teacher", "scripted"}
 
 
+def test_trajectory_rows_chain_every_step_of_a_trajectory(runs, tmp_path):
+    from trl.data_utils import is_conversational
+
+    steps = export_runs([runs["teacher"]], tmp_path / "steps", notebooks=False)
+    rep = export_runs([runs["teacher"]], tmp_path / "traj", notebooks=False, trajectories=True)
+    assert rep["exported_steps"] == steps["exported_steps"] and "language-modeling" in rep["format"]
+    assert rep["rows"] == rep["exported_trajectories"]                 # no view was rebuilt: one row each
+    for split in ("train", "dev"):
+        by_step = _read(tmp_path / "steps" / f"{split}.jsonl")
+        data, meta = _read(tmp_path / "traj" / f"{split}.jsonl"), _read(tmp_path / "traj" / f"{split}.meta.jsonl")
+        assert len(data) == len(meta) == rep["files"][split]["lines"] and rep["files"][split]["steps"] == len(by_step)
+        k = 0
+        for d, m in zip(data, meta):
+            msgs = d["messages"]
+            assert set(d) == {"messages"} and is_conversational(d) and msgs[-1]["role"] == "assistant"
+            # each step's exact prompt (its logged sha256) is a prefix of the row, followed by its reply
+            assert m["steps"] == list(range(1, len(m["steps"]) + 1))
+            for sha in m["prompt_sha256s"]:
+                row = by_step[k]
+                n = len(row["prompt"])
+                assert prompt_sha256(msgs[:n]) == sha == prompt_sha256(row["prompt"])
+                assert msgs[n] == row["completion"][0]
+                k += 1
+        assert k == len(by_step)
+    with pytest.raises(ValueError, match="dedup_trajectories"):
+        export_runs([runs["teacher"]], tmp_path / "x", notebooks=False, trajectories=True, dedup=True)
+
+
 def test_all_max_steps_max_tokens_and_dedup(runs, tmp_path):
     everything = export_runs([runs["teacher"], runs["wrong"]], tmp_path / "all", success_only=False,
                              notebooks=False)

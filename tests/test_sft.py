@@ -25,6 +25,14 @@ def row(i: int, history: int = 1, pad: str = "") -> dict:
     return {"prompt": prompt, "completion": [{"role": "assistant", "content": reply(i % 4)}]}
 
 
+def multi_turn_row(i: int) -> dict:
+    """A chain of two steps as one `messages` row (export --trajectories): both replies train."""
+    msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Task {i % 4}: find item {i % 4}."},
+            {"role": "assistant", "content": reply(i % 4)}, {"role": "user", "content": f"output {i}"},
+            {"role": "assistant", "content": f"FINAL-REPLY {i % 4}\n```python\nfinal('item {i % 4}')\n```"}]
+    return {"messages": msgs}
+
+
 def write_data(d: Path, n_train: int = 24, n_dev: int = 4, overlong: int = 0) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     with open(d / "train.jsonl", "w") as f:
@@ -102,7 +110,10 @@ def test_bad_data_lines_name_the_line(tmp_path):
 
     f = tmp_path / "train.jsonl"
     good = json.dumps(row(0))
-    for line, msg in [("{not json", "not JSON"), ('{"messages": []}', "expected {'prompt'"),
+    for line, msg in [("{not json", "not JSON"), ('{"messages": []}', "'messages' must be a non-empty list"),
+                      ('{"text": "x"}', "expected {'prompt'"),
+                      (json.dumps({"messages": [{"role": "user", "content": "x"}]}), "must end with the assistant"),
+                      (json.dumps(multi_turn_row(0)), "a messages row in a file of prompt-completion rows"),
                       (json.dumps({"prompt": [{"role": "user", "content": "x"}],
                                    "completion": [{"role": "user", "content": "y"}]}), "exactly one assistant")]:
         f.write_text(good + "\n" + line + "\n")
@@ -146,6 +157,33 @@ def test_only_completion_tokens_carry_labels(tiny_model_dir, tmp_path):
         pos = keep.nonzero().flatten().tolist()
         assert pos == list(range(pos[0], pos[-1] + 1)) and pos[-1] == int(attn.sum()) - 1
         assert tok.decode(ids[:pos[0]].tolist()).startswith("<|im_start|>system\n" + SYSTEM)
+
+
+@pytest.mark.model
+def test_multi_turn_rows_train_every_reply_and_nothing_else(tiny_model_dir, tmp_path):
+    from distill.sft import prepare
+    from distill.sft_data import token_lengths
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_text("".join(json.dumps(multi_turn_row(i)) + "\n" for i in range(8)))
+    p = prepare(cfg_for(tiny_model_dir, data, tmp_path / "out", batch_size=4, eval_steps=0), show_bar=False)
+    assert p.trainer.args.assistant_only_loss and not p.trainer.args.completion_only_loss
+    tok = p.tokenizer
+    batch = next(iter(p.trainer.get_train_dataloader()))
+    for ids, labels, attn in zip(batch["input_ids"], batch["labels"], batch["attention_mask"]):
+        keep = labels != -100
+        assert (labels[keep] == ids[keep]).all() and not (keep & (attn == 0)).any()
+        pos = keep.nonzero().flatten().tolist()
+        runs = [[pos[0]]]
+        for x in pos[1:]:
+            (runs[-1].append(x) if x == runs[-1][-1] + 1 else runs.append([x]))
+        texts = [tok.decode(ids[r[0]:r[-1] + 1].tolist()) for r in runs]
+        assert len(texts) == 2, texts                                  # the two replies, each with its end of turn
+        assert texts[0] in {reply(i) + "<|im_end|>" for i in range(4)} and texts[1].startswith("FINAL-REPLY")
+        assert texts[1].endswith("<|im_end|>") and not any(SYSTEM in t or "output" in t for t in texts)
+    total, trained_tokens = token_lengths(tok, multi_turn_row(1))
+    assert 0 < trained_tokens < total
 
 
 @pytest.mark.model
