@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 import zlib
 from pathlib import Path
 
@@ -543,3 +544,79 @@ def test_tiny_model_samples_differ_and_repeat_with_their_seed(taskset, tmp_path,
     assert a["model-s0"] != a["model-s1"]                   # two samples, two seeds: different replies
     run(tmp_path / "b", 2)
     assert replies(tmp_path / "b") == a                      # the same seeds: the same samples
+
+
+def _fake_scroll(calls: list, no_new: set[str]):
+    """A stand-in for `scroll` in scripts/distill_cpu.py: each command writes the files the script
+    reads next (no model, no server); an export whose --out is in `no_new` finds nothing new."""
+    def fake_sh(step, args, log_dir):
+        calls.append((step, args))
+        out = Path(args[args.index("--out") + 1]) if "--out" in args else None
+        if args[:2] == ["models", "smollm2"]:
+            Path(args[2]).mkdir(parents=True, exist_ok=True)
+            (Path(args[2]) / "config.json").write_text('{"base": 1}')
+        elif args[:2] == ["tasks", "build"]:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "taskset.json").write_text("{}")
+            return {"splits": {}}
+        elif args[0] == "collect" or args[:2] == ["distill", "eval"]:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "runs.jsonl").write_text(json.dumps({"step": step}) + "\n")
+            return {"tasks": 3, "correct": 3}
+        elif args[:2] == ["distill", "export"]:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "filters.json").write_text("{}")
+            if out.name not in no_new:
+                (out / "train.jsonl").write_text("{}\n")
+            return {"exported_trajectories": 0 if out.name in no_new else 2}
+        elif args[:2] == ["distill", "sft"]:
+            (out / "merged").mkdir(parents=True, exist_ok=True)
+            (out / "merged" / "config.json").write_text(json.dumps({"trained": str(out)}))
+            (out / "result.json").write_text("{}")
+            return {"steps": 1}
+        elif args[:2] == ["distill", "report"]:
+            Path(args[args.index("--out") + 1]).write_text("{}")
+            Path(args[args.index("--md") + 1]).write_text("# report\n")
+        return {}
+    return fake_sh
+
+
+@pytest.mark.parametrize("from_base", [False, True])
+def test_script_rounds_continue_the_student_or_start_from_base(tmp_path, monkeypatch, from_base):
+    """The script's control flow with a fake `scroll`: round 1 finds no new sample (its student is
+    round 0's), round 2 trains on its new samples from round 1's student, or, --from-base, every
+    round trains the base student on the union (--seen never used)."""
+    mod = _script()
+    calls: list = []
+    no_new = set() if from_base else {"sft-data-r1"}
+    monkeypatch.setattr(mod, "sh", _fake_scroll(calls, no_new))
+    student, work = tmp_path / "student", tmp_path / "work"
+    argv = ["distill_cpu.py", "--name", "sim", "--rounds", "2", "--work", str(work), "--student", str(student),
+            "--results", str(tmp_path / "res"), *(["--from-base"] if from_base else [])]
+    monkeypatch.setattr(sys, "argv", argv)
+    mod.main()
+    w = work / "sim"
+    exports = {s: a for s, a in calls if s.startswith("export_r")}
+    bases = {s: Path(a[a.index("--model") + 1]) for s, a in calls if s.startswith("sft_r")}
+    served = {s: Path(a[a.index("--model") + 1]) for s, a in calls if s.startswith("serve_")}
+    assert all("--trajectories" in a and "--dedup-trajectories" in a for a in exports.values())
+    if from_base:
+        assert set(bases) == {"sft_r0", "sft_r1", "sft_r2"} and set(bases.values()) == {student}
+        assert not any("--seen" in a for a in exports.values())
+        assert exports["export_r2"].count("--runs") == 3          # teacher + samples-r1 + samples-r2
+    else:
+        assert bases == {"sft_r0": student, "sft_r2": w / "sft-r0" / "merged"}   # r1: nothing new, no SFT
+        assert served["serve_trained-r1"] == served["serve_trained-r0"] == w / "sft-r0" / "merged"
+        assert served["serve_trained-r2"] == w / "sft-r2" / "merged"
+        r2 = exports["export_r2"]
+        assert [r2[i + 1] for i, x in enumerate(r2) if x == "--runs"] == [str(w / "samples-r2")]
+        assert [r2[i + 1] for i, x in enumerate(r2) if x == "--seen"] == [str(w / "teacher-train"),
+                                                                         str(w / "samples-r1")]
+    samples = [a for s, a in calls if s.startswith("sample_r")]
+    assert len(samples) == 2 and all(a[a.index("--limit") + 1] == "60" and a[a.index("--samples") + 1] == "4"
+                                     for a in samples)
+    untrained = [a for s, a in calls if s.startswith("eval_untrained")]
+    assert untrained and all(a[a.index("--limit") + 1] == "32" for a in untrained)
+    exp = json.loads((tmp_path / "res" / "sim.json").read_text())["experiment"]
+    assert exp["untrained_tasks_per_split"] == 32 and [r["round"] for r in exp["rounds"]] == [0, 1, 2]
+    assert ("from the base" in exp["self_improvement"]["retrain"]) == from_base
