@@ -56,10 +56,13 @@ _HEDGE = _re.compile(
     r"want to|wants to|would|'d|could|if|hope|hoping|wish|dream|dreams|daydream\w*|cancel\w*|skip\w*|"
     r"didn't|did not|don't|do not|doesn't|never|not|fell through|called off|postponed|supposed to|"
     r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
-    r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show)\b", _re.I)
+    r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show|on the table|"
+    r"leaning|pencil\w*|tbd|tentative\w*)\b", _re.I)
 _PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
-_CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|"
-                      r",?\s+(?=who\b|who's\b|whose\b)")
+_CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|,\s+and\s+(?=[A-Z])|"
+                      r",?\s+(?=who\b|who's\b|whose\b)|,?\s+since\s+(?=(?:he|she|they|his|her|their|its)\b)")
+_THIRD = _re.compile(r"\s*(?:he|she|they|his|her|their|its)\b", _re.I)   # a clause about someone else
+_HELPED = _re.compile(r"\b(?i:help)(?:ed|ing|s)?\s+(?:out\s+)?([A-Z][a-z]+)\b")  # "helped Ana carry boxes": Ana's event
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"
                        r"(?!'s)", _re.I)
 _BACKDATED = _re.compile(
@@ -229,6 +232,11 @@ def facts(hits, must, about="", who=None, any_time=False):
                     p not in anchors for p in _re.findall(r"\bmy\s+([a-z-]+)\b(?!')", sent, _re.I)
                     if p.lower() in _PEOPLE and p.lower() != "family"):
                 continue  # "Helped my mom carry furniture into her new place": about my mom
+            if who is None and subj == "me" and any(
+                    _stem(n) not in anchors and n.lower() not in _COMMON | vocab for n in _HELPED.findall(sent)):
+                continue  # "Helped Ana carry boxes into her flat in Rome": Ana moves
+            if who is None and subj == "me" and all(_THIRD.match(c) for c in said):
+                continue  # "the flat is quiet since their tenants left for Rome": they left
             if who != "*" and subj != (who.lower() if who else "me"):
                 continue
             said = [_PURPOSE.sub("so", c) for c in said]  # "so the vet could see her": a purpose, no plan
@@ -263,6 +271,7 @@ def _best(rows):
     return [f for f in rows if f.score == top]
 
 
+_CARRIED = set("took brought carried fetched drove walked picked".split())  # "took Rex home": Rex is no place
 _KIND = {"place": ("in", "to", "near", "around"), "org": ("at", "for", "joined", "join", "with", "by", "from"),
          "person": ("with", "met", "saw", "and", "joined")}
 
@@ -274,6 +283,8 @@ def _value(f, must, about, kind=None, besides=()):
     skip = [" ".join(w.split("_")) for g in str(must).split() + str(about).split() for w in g.split("|")]
     skip += [str(b).replace("_", " ") for b in besides]
     names = _names(f.text, skip, f.vocab)
+    theirs = {n for c in _CLAUSE.split(f.text) if _THIRD.match(c) for n in _names(c, skip, f.vocab)}
+    names = [n for n in names if n not in theirs]  # "... since their tenants left for Rome": not my value
     if not names and getattr(f, "after", ""):  # "You know who hired me? Acme!"
         names = _names(f.after, skip, f.vocab)[:1]
 
@@ -288,7 +299,7 @@ def _value(f, must, about, kind=None, besides=()):
 
         def near(n):  # "home is Oslo", "an Oslo resident", "made Oslo their home": beside a target word
             first = n.split()[0].lower()
-            at = [i for i, w in enumerate(words) if w == first]
+            at = [i for i, w in enumerate(words) if w == first and not (i and words[i - 1] in _CARRIED)]
             return any(0 < abs(i - t) <= 2 for i in at for t in terms)
 
         free = [n for n in names if not after(n, other)]

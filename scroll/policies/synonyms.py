@@ -52,7 +52,7 @@ VERBS = set(("live living lives move moved work worked go went going get got get
              "join joined start started say said mention mentioned tell told buy bought make made "
              "happen happened come came bring brought call called add put shelled gone become became fix fixing "
              "taken give gave keep kept cut cutting seen used play played playing find found received receive "
-             "took").split())
+             "took doing").split())
 # containers and measures: they rank but are never required
 WEAK = set(("class classes session sessions visit visits trip trips appointment appointments time times "
             "repair repairs ride rides thing things stuff total amount money cost costs bill bills lesson lessons "

@@ -48,7 +48,7 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "running part out into checking check remember nowadays presently anymore while we've past present "
              "also someone somebody anyone told they them their last january february march april may june july "
              "august september october november december behind wanted want drop latest sorry help looking "
-             "frequently find mine again current currently").split())
+             "frequently find mine again current currently plus ask asked asking").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
