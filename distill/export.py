@@ -229,6 +229,8 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
         raise ValueError("max_per_task must be >= 1 (or None: no cap)")
     if seen and not dedup_trajectories:
         raise ValueError("seen folders only serve dedup_trajectories: pass both")
+    if dedup and trajectories:
+        raise ValueError("dedup (per step) does not apply to trajectory rows: use dedup_trajectories")
     n_seen = len(seen)
     run_dirs = [Path(d) for d in [*seen, *run_dirs]]
     for d in run_dirs:
@@ -353,8 +355,6 @@ def export_runs(run_dirs: list[str | os.PathLike], out: str | os.PathLike, *, su
     if max_tokens is not None:
         steps = filt("max_tokens", f"prompt_tokens + completion_tokens <= {max_tokens} ({counter.name})", "steps",
                      steps, lambda s: s["prompt_tokens"] + s["completion_tokens"] <= max_tokens)
-    if dedup and trajectories:
-        raise ValueError("dedup (per step) does not apply to trajectory rows: use dedup_trajectories")
     if dedup:
         keys: set[str] = set()
 

@@ -50,11 +50,10 @@ def read_samples(path: Path, limit: int = 0) -> list[dict]:
                 continue
             where = f"{path}:{n}"
             try:
-                row = _check_row(json.loads(line), where)
+                obj = json.loads(line)
             except ValueError as e:
-                if isinstance(e, ConfigError):
-                    raise
                 raise ConfigError(f"{where}: not JSON ({e})") from None
+            row = _check_row(obj, where)
             if rows and row_format(row) != row_format(rows[0]):
                 raise ConfigError(f"{where}: a {row_format(row)} row in a file of {row_format(rows[0])} rows")
             rows.append(row)

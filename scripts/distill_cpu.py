@@ -409,7 +409,8 @@ def main() -> None:
         earlier rounds only dedups them: --seen). No new sample: round r's student is round r-1's."""
         data = work / f"sft-data-r{r}"
         sources = [collect_out, *sample_dirs]
-        seen, new = ([], sources) if (r == 0 or a.from_base) else (sources[:-1], sources[-1:])
+        from_base = r == 0 or a.from_base
+        seen, new = ([], sources) if from_base else (sources[:-1], sources[-1:])
         args = ["distill", "export", *[x for d in new for x in ("--runs", str(d))],
                 *[x for d in seen for x in ("--seen", str(d))], "--out", str(data), "--tokenizer", str(student),
                 "--trajectories", "--dedup-trajectories", "--no-notebooks", "--json"]
@@ -423,7 +424,7 @@ def main() -> None:
                          f"see {collect_out / 'runs.jsonl'}")
             print(f"round {r}: no new accepted trajectory; round {r}'s student is round {r - 1}'s", flush=True)
             return prev
-        base = student if (r == 0 or a.from_base) else prev
+        base = student if from_base else prev
         sft_out = work / f"sft-r{r}"
         sft_args = ["distill", "sft", "--config", a.sft_config, "--data", str(data), "--out", str(sft_out),
                     "--model", str(base), "--json"]
