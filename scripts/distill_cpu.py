@@ -250,7 +250,7 @@ def main() -> None:
     ap.add_argument("--spec", default="distill-v2", help="task-set spec (configs/tasks/SPEC.yaml)")
     ap.add_argument("--sft-config", default="smollm2-135m-cpu", help="configs/distill/NAME.yaml")
     ap.add_argument("--loop-config", default="smollm2", help="configs/loop/NAME.yaml (fits 8,192 positions)")
-    ap.add_argument("--train", type=int, default=120,
+    ap.add_argument("--train", type=int, default=160,
                     help="tasks per train/dev split of the teacher's collection")
     ap.add_argument("--sample-tasks", type=int, default=60,
                     help="train tasks the student samples each round (the first N: the teacher's, its failures "

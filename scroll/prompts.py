@@ -1,7 +1,7 @@
 """The system prompt: the rules of the environment and the `ms` API the model codes against.
 
 The core prompt and prelude document `ms`, Python and the question-agnostic helpers of
-scroll/toolkit.py only; a task pack (scroll.packs) adds its own text and helpers:
+scroll/toolkit.py (over scroll/thesaurus.py) only; a task pack (scroll.packs) adds its own text and helpers:
 `system_prompt(pack)`, `kernel_prelude(pack)`."""
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ def final(answer):
     ms.final(str(answer))
 '''
 
-# The question-agnostic helpers of scroll/toolkit.py, defined in the kernel after `final` (one
-# source of truth: the host tests exec the same file).
-TOOLKIT_SOURCE = (Path(__file__).with_name("toolkit.py")).read_text(encoding="utf-8")
+# The question-agnostic helpers of scroll/toolkit.py, over the thesaurus of scroll/thesaurus.py,
+# defined in the kernel after `final` (one source of truth: the host tests exec the same files).
+TOOLKIT_SOURCE = "\n".join((Path(__file__).with_name(f)).read_text(encoding="utf-8")
+                           for f in ("thesaurus.py", "toolkit.py"))
 KERNEL_PRELUDE = FINAL_PRELUDE + "\n" + TOOLKIT_SOURCE
 
 SYSTEM_PROMPT = """You are an agent whose whole history lives in an append-only event log outside this prompt.
@@ -41,8 +42,10 @@ The capability object `ms` (read-only toward history; every result carries its `
       per chunk of items (strictly fewer items than you pass), each answer in item order; wait=False -> a job
   final(answer) -> ends the task with your answer
 Helpers over hits (question-agnostic; `must`: the words a statement must hold, `|` between alternatives, `_` joins a
-phrase; `about`: words that rank; who=None: my own statements, who="sister": my sister's; plans, wishes, negations and
-other people's statements never qualify; each prints evidence and `ANSWER: ... | evidence seqs: [...]`):
+phrase, a lower-case word also matches its synonyms; `about`: words that rank; who=None: my own statements,
+who="sister": my sister's; plans, wishes, negations and other people's statements never qualify; each prints evidence
+and `ANSWER: ... | evidence seqs: [...]`):
+  widen(words) -> the words and their synonyms, a query for ms.search   synonyms(word) -> the words it also matches
   latest_of(hits, must, about="", who=None) -> the Name in the newest statement   earliest_of(...) -> in the oldest
   values_of(hits, must, besides=()) -> every distinct Name ("A; B")   count_of(hits, must) -> sessions with a statement
   day_of(hits, must, about="") -> the day it happened      sum_of(hits, must) -> the sum of the amounts spent

@@ -5,12 +5,14 @@ something that happened (not a plan, a wish, a quote, a cancellation, someone el
 which day it refers to, what amounts and Capitalised Names it holds. The question's own
 words go in as arguments:
 
-    hits = ms.search("dentist dental checkup", k=None, role="user")      # LOCATE
-    count_of(hits, "dentist|dental")                                      # sessions where I did it
+    hits = ms.search(widen("dentist checkup"), k=None, role="user")      # LOCATE
+    count_of(hits, "dentist")                                             # sessions where I did it
 
 `must`: the words a statement must contain, space-separated groups, `|` between the
 alternatives of one group ("Biscuit adopt|rescue": Biscuit AND (adopt OR rescue)). A word
-matches its variants (adopt ~ adopted, adopting, adoption; move ~ moved; taxi ~ taxis) and a
+matches its variants (adopt ~ adopted, adopting, adoption; move ~ moved; taxi ~ taxis), a
+lower-case word its synonyms too (scroll/thesaurus.py, defined just before this file: taxi ~
+cab, uber; `synonyms("taxi")` lists them, `widen("taxi fare")` makes the ms.search query), and a
 multi-word name matches as a phrase with `_` for its spaces ("Oslo_Half_Marathon").
 `about`: optional words of the same form that rank statements (more matches first).
 `who`: whose statements count: None = mine (first person or no other subject), a
@@ -106,8 +108,9 @@ def _groups(spec):
     if isinstance(spec, (list, tuple)):
         spec = " ".join(str(s) for s in spec)
     out = []
-    for grp in str(spec or "").split():
-        alts = [tuple(_stem(w) for w in _WORD.findall(a.replace("_", " "))) for a in grp.split("|")]
+    for grp in str(spec or "").split():  # a lower-case word matches its synonyms too (scroll/thesaurus.py)
+        words = [s for a in grp.split("|") for s in synonyms(a)]
+        alts = [tuple(_stem(w) for w in _WORD.findall(a.replace("_", " "))) for a in dict.fromkeys(words)]
         alts = [a for a in alts if a]
         if alts:
             out.append(alts)

@@ -74,7 +74,7 @@ def test_sum_of_adds_money_spent_only(hist):
 def test_first_of_days_apart_ever_and_said_about(hist):
     out, ns = _run(hist, 'f = first_of(user_turns(), ["Juniper", "Lakeside_10K"])\n'
                          'g = days_apart(user_turns(), "Juniper", "Lakeside_10K")\n'
-                         'y = ever(user_turns(), "orthodontist")\nz = ever(user_turns(), "dentist")\n'
+                         'y = ever(user_turns(), "orthodontist")\nz = ever(user_turns(), "physiotherapist")\n'
                          's = said_about(user_turns(), "Lakeside_10K")')
     assert ns["f"] == "Juniper" and ns["g"] == "9"  # 2026-03-11 -> 2026-03-20
     assert (ns["y"], ns["z"]) == ("yes", "no") and "52 minutes" in ns["s"]
@@ -83,6 +83,16 @@ def test_first_of_days_apart_ever_and_said_about(hist):
 def test_nothing_qualifying_is_unknown(hist):
     out, ns = _run(hist, 'u = latest_of(user_turns(), "emigrated")\nv = day_of(user_turns(), "Pumpkin")')
     assert ns["u"] == ns["v"] == "unknown" and "ANSWER: unknown" in out
+
+
+def test_a_lower_case_word_matches_its_synonyms_a_name_only_itself(hist):
+    out, ns = _run(hist, 'q = widen("dentist Lakeside_10K")\nd = ever(user_turns(), "dentist")\n'
+                         'n = count_of(ms.search(widen("dentist"), k=None, role="user"), "dentist")\n'
+                         'c = ever(user_turns(), "Dentist")\ns = synonyms("runs")')
+    assert ns["q"].startswith("dentist dental") and "orthodontist" in ns["q"] and ns["q"].endswith("Lakeside 10K")
+    assert ns["d"] == "yes" and ns["n"] == "2"  # the orthodontist visits, found and counted through "dentist"
+    assert ns["c"] == "no"                       # a Name is only itself
+    assert ns["s"][:3] == ["run", "ran", "race"] and "finished" in ns["s"]
 
 
 def test_the_system_prompt_documents_exactly_the_core_toolkit():
@@ -98,6 +108,12 @@ def test_the_system_prompt_documents_exactly_the_core_toolkit():
     documented = set(re.findall(r"\b([a-z_]+)\((?:hits|\.\.\.|\))", section))
     assert documented == public
     assert src.read_text() in KERNEL_PRELUDE
+    thesaurus = src.with_name("thesaurus.py")
+    assert thesaurus.read_text() in KERNEL_PRELUDE
+    kernel_side = {n.name for n in ast.parse(thesaurus.read_text()).body if isinstance(n, ast.FunctionDef)
+                   and not n.name.startswith("_")}
+    assert kernel_side == {"synonyms", "widen", "variants"}  # variants: the host's word classes read it too
+    assert re.search(r"\bwiden\(words\)", section) and re.search(r"\bsynonyms\(word\)", section)
 
 
 @pytest.mark.sandbox

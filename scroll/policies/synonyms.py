@@ -1,7 +1,7 @@
-"""The program writer's small English synonym table (ours, written from general English, not
-from any generator's wording tables) and its word classes.
+"""How the program writer reads a question's words: the kernel's thesaurus (scroll/thesaurus.py,
+the one table the helpers match with) and the writer's own word classes.
 
-    group("taxis")   -> "taxi|cab|uber|lyft|rideshare"    (a `must` group for the kernel helpers)
+    group("taxis")   -> "taxi|cab|uber|lyft|rideshare|..."  (the word's synonym group)
     VERBS, WEAK, TYPES: how the writer reads a question's content words
 
 A word maps to the group whose members it is a variant of (plural, tense); unknown words
@@ -10,41 +10,7 @@ are never required; `TYPES` name the answer's type ("city", "company") and are n
 """
 from __future__ import annotations
 
-GROUPS = [
-    # where one lives / works
-    "live|living|lives|move|moved|relocate|home|based|settle|apartment|flat|address|lease|house|reside|resident|"
-    "residence|new_place|movers",
-    "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
-    "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
-    "signed_on|colleagues|paycheck|salary|team|workplace",
-    # everyday activities
-    "dentist|dental|teeth|tooth|hygienist|orthodontist",
-    "haircut|hair|barber|trim|hairdresser|salon|clippers|fade",
-    "yoga|vinyasa|asana",
-    "gym|workout|weights",
-    "taxi|cab|cabbie|uber|lyft|rideshare|fare|driver",
-    "grocery|groceries|supermarket|produce|big_shop|cart|stocked_up|stock_up|food|essentials|veggies",
-    "bike|bicycle|cycling|mechanic|tune-up",
-    "doctor|gp|physician",
-    "meet|met|meetup|meetups|catch|caught|see|saw|hang|together",
-    "adopt|adopted|adoption|rescue|rescued|shelter",
-    "run|ran|race|finish|finished|marathon|complete|completed",
-    "spend|spent|pay|paid|cost|charge|charged|buy|bought",
-    "manager|boss|supervisor|lead",
-    "born|birth|birthplace",
-    "married|wedding|marry",
-    "university|college|degree|studied|study",
-    "favourite|favorite|love|best",
-    "holiday|vacation|getaway",
-    "lesson|class|course",
-    "middle",
-    "grew|grow|childhood|raised",
-    "pet|dog|cat|puppy|kitten",
-]
-_INDEX: dict[str, str] = {}
-for _g in GROUPS:
-    for _w in _g.split("|"):
-        _INDEX.setdefault(_w, _g)
+from scroll.thesaurus import synonyms, variants as _variants
 
 # verbs that say what happened; a question's nouns and names are required, its verbs only rank
 VERBS = set(("live living lives move moved work worked go went going get got getting have had take took taking attend "
@@ -70,27 +36,14 @@ PEOPLE = set(("neighbor neighbour friend sister brother mom mum mother dad fathe
               "godfather").split())
 
 
-def _variants(word: str) -> list[str]:
-    w = word.lower()
-    out = [w]
-    for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("ed", "e"), ("ing", ""),
-                     ("ing", "e")):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            out.append(w[: len(w) - len(suf)] + rep)
-    return out
-
-
 def is_topic(word: str) -> bool:
     """A word of one of the synonym groups (a topic the writer knows)."""
     return group(word) != word.lower()
 
 
 def group(word: str) -> str:
-    """The `must` group for `word`: its synonym group, else the word itself."""
-    for v in _variants(word):
-        if v in _INDEX:
-            return _INDEX[v]
-    return word.lower()
+    """The word's synonym group as one `must` group ("taxi|cab|..."), else the word itself."""
+    return "|".join(synonyms(word.lower()))
 
 
 def is_verb(word: str) -> bool:

@@ -9,14 +9,15 @@ question alone:
 
 * the answer type: entity, date, count, sum, duration, yes/no, which-came-first, a list,
   what was said (and "not mentioned" when nothing qualifies: the helpers answer "unknown");
-* the target: the question's own content words and names, with their variants and the
-  small synonym table of scroll.policies.synonyms; names and nouns are required (`must`),
-  verbs and containers only rank (`about`); "my sister" as the subject becomes who="sister";
+* the target: the question's own content words and names, one per synonym group (the kernel
+  helpers match a word's variants and synonyms: scroll/thesaurus.py); names and nouns are
+  required (`must`), verbs and containers only rank (`about`); "my sister" as the subject
+  becomes who="sister";
 * the time scope: now / latest, first / originally, every, or between two events.
 
 and writes LOCATE -> COMPUTE -> EXPOSE cells over the core kernel helpers (scroll/toolkit.py):
 
-    step 1  solve   hits = ms.search("<must and about words>", k=None, role="user")
+    step 1  solve   hits = ms.search(widen("<must and about words>"), k=None, role="user")
                     <helper>(hits, "<must>", about="<about>")       prints `ANSWER: ...`
     step 2  final   final(<the printed answer>)     (a missing or "unknown" answer: one `scan` retry
                                                      over every user turn, then its best answer)
@@ -73,13 +74,13 @@ class Plan:
 
     @property
     def query(self) -> str:
+        """The plan's words for `widen` (the kernel adds their synonyms)."""
         musts = [o[1] if isinstance(o, tuple) else o for o in self.options]
-        words = " ".join((self.must + " " + self.about + " " + " ".join(musts)).replace("|", " ")
-                         .replace("_", " ").split())
-        return " ".join(dict.fromkeys(words.split())) or "the"
+        words = (self.must + " " + self.about + " " + " ".join(musts)).replace("|", " ").split()
+        return " ".join(dict.fromkeys(words)) or "the"
 
     def cell(self, plan: str) -> str:
-        src = 'hits = ms.search({!r}, k=None, role="user")\n'.format(self.query) if plan == "solve" else ""
+        src = 'hits = ms.search(widen({!r}), k=None, role="user")\n'.format(self.query) if plan == "solve" else ""
         hits = "hits" if plan == "solve" else "user_turns()"
         if plan not in ("solve", "scan"):
             raise ValueError(plan)
@@ -149,13 +150,20 @@ def _target(text: str, names: list[str]) -> tuple[str, str]:
     verbs = verbish
     weak = [w for w in words if syn.is_weak(w)]
     topics = [w for w in strong if syn.is_topic(w)]  # a noun we know ("dentist") before other nouns ("chair")
-    must = list(names) + [syn.group(w) for w in (topics or strong)]
-    about = [syn.group(w) for w in verbs + weak + ([w for w in strong if w not in topics] if topics else [])]
+    must = list(names) + _one_per_group(topics or strong)
+    about = _one_per_group(verbs + weak + ([w for w in strong if w not in topics] if topics else []))
     if not must and about:           # only a verb ("live"): the verb is the target
         must, about = about[:1], about[1:]
-    must = list(dict.fromkeys(must))
-    about = [a for a in dict.fromkeys(about) if a not in must]
-    return " ".join(must), " ".join(about)
+    taken = {syn.group(w) for w in must}
+    return " ".join(must), " ".join(a for a in about if syn.group(a) not in taken)
+
+
+def _one_per_group(words: list[str]) -> list[str]:
+    """The question's own words, the first of each synonym group (the kernel widens each to its group)."""
+    seen: dict[str, str] = {}
+    for w in words:
+        seen.setdefault(syn.group(w), w)
+    return list(seen.values())
 
 
 _RX = {
@@ -263,9 +271,9 @@ def _plan(question: str) -> Plan:
         else None  # a question about visiting my cousin's town asks where the cousin lives
     must, about = _target(q, names)
     if not must.strip() and _ORG.search(q):  # "who's my current employer": where someone works
-        must = syn.group("work")
+        must = "work"
     elif not must.strip() and _PLACE.search(q):  # "what's my dad's current city": where someone lives
-        must = syn.group("live")
+        must = "live"
     if rel and who is None:  # "my sister" as an object: a required word
         must = " ".join(dict.fromkeys([rel_word, *must.split()]))
     besides = _RX["besides"].search(q)

@@ -1,0 +1,80 @@
+"""Our small English thesaurus, defined in every kernel before the helpers of scroll/toolkit.py.
+
+General English, written by us (not from any generator's wording tables): a word's synonym
+group, found through its plural and tense variants. The kernel helpers match a lower-case
+`must` / `about` word by its whole group, so a program names the question's own words and
+the matching widens by itself:
+
+    synonyms("runs")          -> ['run', 'ran', 'race', 'finish', ...]   (an unknown word: [word])
+    widen("Leo run")          -> 'Leo run ran race finish ...'            (a query for ms.search)
+
+Capitalised words (Names) and `_` phrases stand for themselves. The program writer
+(scroll.policies.writer) reads the same table on the host (scroll.policies.synonyms), so the
+teacher and the kernel cannot drift apart. Standard library only: this file runs in the
+sandboxed kernel (scroll.prompts.TOOLKIT_SOURCE).
+"""
+_SYNONYM_GROUPS = [
+    # where one lives / works
+    "live|living|lives|move|moved|relocate|home|based|settle|apartment|flat|address|lease|house|reside|resident|"
+    "residence|new_place|movers",
+    "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
+    "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
+    "signed_on|colleagues|paycheck|salary|team|workplace",
+    # everyday activities
+    "dentist|dental|teeth|tooth|hygienist|orthodontist",
+    "haircut|hair|barber|trim|hairdresser|salon|clippers|fade",
+    "yoga|vinyasa|asana",
+    "gym|workout|weights",
+    "taxi|cab|cabbie|uber|lyft|rideshare|fare|driver",
+    "grocery|groceries|supermarket|produce|big_shop|cart|stocked_up|stock_up|food|essentials|veggies",
+    "bike|bicycle|cycling|mechanic|tune-up",
+    "doctor|gp|physician",
+    "meet|met|meetup|meetups|catch|caught|see|saw|hang|together",
+    "adopt|adopted|adoption|rescue|rescued|shelter",
+    "run|ran|race|finish|finished|marathon|complete|completed",
+    "spend|spent|pay|paid|cost|charge|charged|buy|bought",
+    "manager|boss|supervisor|lead",
+    "born|birth|birthplace",
+    "married|wedding|marry",
+    "university|college|degree|studied|study",
+    "favourite|favorite|love|best",
+    "holiday|vacation|getaway",
+    "lesson|class|course",
+    "middle",
+    "grew|grow|childhood|raised",
+    "pet|dog|cat|puppy|kitten",
+]
+_SYNONYM_INDEX = {}
+for _g in _SYNONYM_GROUPS:
+    for _w in _g.split("|"):
+        _SYNONYM_INDEX.setdefault(_w, _g.split("|"))
+
+
+def variants(word):
+    """The word and the forms it may be a plural or tense of ("cities" -> city; "moved" -> mov, move)."""
+    w = word.lower()
+    out = [w]
+    for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("ed", "e"), ("ing", ""),
+                     ("ing", "e")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            out.append(w[: len(w) - len(suf)] + rep)
+    return out
+
+
+def synonyms(word):
+    """The synonym group of a lower-case word (through its variants), else [word]. A capitalised
+    word (a Name) or a `_` phrase is only itself."""
+    if not word or word[:1].isupper() or "_" in word:
+        return [word]
+    for v in variants(word):
+        if v in _SYNONYM_INDEX:
+            return list(_SYNONYM_INDEX[v])
+    return [word]
+
+
+def widen(words):
+    """A query for ms.search: each word with its synonyms (`|` and `_` read as spaces), once each."""
+    out = []
+    for w in str(words or "").replace("|", " ").split():
+        out += [s.replace("_", " ") for s in synonyms(w)]
+    return " ".join(dict.fromkeys(" ".join(out).split()))
