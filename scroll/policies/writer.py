@@ -49,7 +49,7 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "running part out into checking check remember nowadays presently anymore while we've past present "
              "also someone somebody anyone told they them their last january february march april may june july "
              "august september october november december behind wanted want drop latest sorry help looking "
-             "frequently find mine again current currently plus ask asked asking").split())
+             "frequently find mine again current currently plus ask asked asking across within during throughout grand").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -173,16 +173,16 @@ _RX = {
                            r"was it|passed|did it take)\b|\bdays (?:passed|went by|between|after|before|apart)\b|"
                            r"\bhow far apart\b|\bseparat(?:e|ed|es)\b", re.I),
     "first": re.compile(r"\b(?:first|earlier|sooner|before the other)\b.*\bor\b|\bor\b.*\b(?:first|earlier)\b", re.I),
-    "sum": re.compile(r"\bhow much\b|\bset me back\b|\bcost me\b|\bwhat did .* cost\b|\bsum\b|\badd(?:s|ed)? up\b|"
+    "sum": re.compile(r"\bhow much\b|\bset me back\b|\bcost me\b|\bwhat did .* cost\b|\bsum(?:med)?\b|\badd(?:s|ed)? up\b|"
                       r"\bshell(?:ed)? out\b|"
                       r"\b(?:running |grand )?total\b(?=.*\b(?:paid|pay|spen[dt]|spending|cost|bills?|expenses?|"
                       r"money|outlay|damage|fares?|repairs?|groceries|taxis?|cabs?)\b)|"
                       r"\b(?:paid|pay|spen[dt]|spending|cost|bills?|expenses?|money|outlay|damage|fares?|repairs?|"
                       r"groceries|taxis?|cabs?)\b.*\b(?:running |grand )?total\b|"
                       r"\b(?:altogether|in all|combined|all together|overall|so far|all told)\b.*\b(?:paid|pay|"
-                      r"spen[dt]|spending|cost|costs|bills?|expenses?|money)\b|\b(?:paid|pay|spen[dt]|spending|cost|"
-                      r"costs|bills?|expenses?|money)\b.*\b(?:altogether|in all|combined|all together|overall|so far|"
-                      r"all told)\b", re.I),
+                      r"spen[dt]|spending|cost|costs|bills?|expenses?|money|damage)\b|\b(?:paid|pay|spen[dt]|spending|"
+                      r"cost|costs|bills?|expenses?|money|damage)\b.*\b(?:altogether|in all|combined|all together|"
+                      r"overall|so far|all told)\b", re.I),
     "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b|\bcount\b|\btally\b|"
                         r"\battendance\b|\btotal\b", re.I),
     "date": re.compile(r"\bwhen\b|\bdate\b|\b(?:what|which) (?:\w+ )?day\b|\bthe day\b|\bon what\b", re.I),
