@@ -27,7 +27,7 @@ _SYNONYM_GROUPS = [
     "gym|workout|weights",
     "taxi|cab|cabbie|uber|lyft|rideshare|fare|driver",
     "grocery|groceries|supermarket|produce|big_shop|cart|stocked_up|stock_up|food|essentials|veggies",
-    "bike|bicycle|cycle|cycling|mechanic|tune-up|brake|brakes|derailleur|chain|cassette|tire|tyre|spokes|wheel|puncture",
+    "bike|bicycle|cycle|cycling|mechanic|tune-up|brake|brakes|derailleur|chain|cassette|tire|tyre|wheel|puncture",
     "doctor|gp|physician",
     "meet|met|meetup|meetups|catch|caught|see|saw|hang|together",
     "adopt|adopted|adoption|rescue|rescued|shelter",

@@ -168,7 +168,7 @@ def _subject(sentence, vocab=frozenset()):
     if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
             _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s):
         return "me"  # "Long day, I ate out", "Acme hired me": my event
-    m = _re.match(r"([A-Z][a-z]+)\b", s)
+    m = _re.match(r"([A-Z][a-z]+)\b(?! (?:on|in|at|of|for|to|by)\b)", s)  # not "Cash on the"
     if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
         return "name:" + m.group(1)
     return "me"
