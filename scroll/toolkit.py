@@ -60,6 +60,7 @@ _HEDGE = _re.compile(
     r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
     r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show|on the table|"
     r"leaning|pencil\w*|tbd|tentative\w*)\b", _re.I)
+_REQUEST = _re.compile(r"\W*(?:(?:can|could|would|will) you|please|help me|let's|let me know)\b", _re.I)  # asks, states nothing
 _PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|,\s+and\s+(?=[A-Z])|"
                       r",?\s+(?=who\b|who's\b|whose\b)|,?\s+since\s+(?=(?:he|she|they|his|her|their|its)\b)")
@@ -145,9 +146,23 @@ def _names(text, skip=(), vocab=frozenset()):
     return [n for n in out if n.lower() not in skip]
 
 
+_HISTORY_VOCAB = {"last": -1, "words": frozenset()}
+
+
 def _vocab(hits):
-    """Every word the hits write in lower case (so a capitalised 'Barber' at a sentence start is no name)."""
-    return frozenset(w for h in hits for w in _re.findall(r"\b[a-z][a-z'-]*", h.text or ""))
+    """Every word the hits, or the history's user turns, write in lower case (so a capitalised 'Barber'
+    or 'Drove' at a sentence start is no name). The history's words are read once (its last 20,000
+    events) and kept until the log grows."""
+    recent = ms.recent(1)  # noqa: F821 - `ms` is the kernel's global
+    last = recent[0].seq if recent else 0
+    if last != _HISTORY_VOCAB["last"]:
+        words = set()
+        for lo in range(max(1, last - 19999), last + 1, 2000):
+            for e in ms.expand(lo, min(last, lo + 1999)):  # noqa: F821
+                if e.origin == "history" and e.role == "user":
+                    words.update(_re.findall(r"\b[a-z][a-z'-]*", e.text or ""))
+        _HISTORY_VOCAB.update(last=last, words=frozenset(words))
+    return _HISTORY_VOCAB["words"] | frozenset(w for h in hits for w in _re.findall(r"\b[a-z][a-z'-]*", h.text or ""))
 
 
 def _subject(sentence, vocab=frozenset()):
@@ -157,14 +172,17 @@ def _subject(sentence, vocab=frozenset()):
         if not (colon and len(head.split()) <= 8 and tail.strip()):
             break
         sentence = tail
-    s = _re.sub(r"^(?:\W|so|also|and|then|oh|anyway|btw|apparently|last \w+|years ago)+\s*", "", sentence, flags=_re.I)
+    s = _re.sub(r"^(?:\W|so|also|and|then|oh|anyway|btw|apparently|turns out(?: that)?|last \w+|years ago)+\s*", "",
+                sentence, flags=_re.I)
     m = _re.match(r"(?:my|our)\s+(?:[a-z-]+\s+)?([a-z-]+)('s)?\b", s, _re.I)  # "our upstairs neighbor"
     if not (m and m.group(1).lower() in _PEOPLE):
         m = _re.match(r"(?:my|our)\s+([a-z-]+)('s)?\b", s, _re.I)
     if m and m.group(1).lower() in _PEOPLE:
         return "other" if m.group(2) else m.group(1).lower()
-    if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I):
-        return "other"
+    if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I) or \
+            _re.match(r"(?:the|an?|some|one)\s+(?:[\w-]+\s+){0,2}(?:pal|buddy|mate|acquaintance|classmate|friend|"
+                      r"colleague|coworker|neighbou?r)s?\s+of\s+(?:my|our)\b", s, _re.I):
+        return "other"  # "An old pal of my sister settled in Lisbon": the pal's event
     if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
             _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s):
         return "me"  # "Long day, I ate out", "Acme hired me": my event
@@ -217,12 +235,15 @@ def facts(hits, must, about="", who=None, any_time=False):
             stems = [_stem(w) for w in _WORD.findall(sent)]
             if not sent or not all(any(_has(stems, a) for a in g) for g in need):
                 continue
+            if _REQUEST.match(sent):
+                continue
             subj = _subject(sent, vocab)
             if subj.startswith("name:") and _stem(subj[5:]) in anchors:
                 subj = "me"  # the question's own name is the subject ("Juniper sleeps on our bed now")
-            # the clauses that hold the target decide: "I ran it last year and want to again" is no plan
-            said = [c for c in _CLAUSE.split(sent) if any(any(_has([_stem(w) for w in _WORD.findall(c)], a)
-                                                              for a in g) for g in need)] or [sent]
+            # the clauses that hold the target decide: "I ran it last year and want to again" is no plan;
+            # "so the vet could see her", "so my sister could move": a purpose, no plan
+            said = [c for c in _CLAUSE.split(_PURPOSE.sub("so", sent))
+                    if any(any(_has([_stem(w) for w in _WORD.findall(c)], a) for a in g) for g in need)] or [sent]
             rel = next((c for c in said if _re.match(r"\s*who\b|\s*who's\b|\s*whose\b", c, _re.I)), None)
             if rel is not None:  # "a postcard from Omar, who's living in Valencia": about the one before `who`
                 m = _re.search(r"\b(?:my|our)\s+([a-z-]+)\W*$", sent[:sent.find(rel.strip())], _re.I)
@@ -242,7 +263,6 @@ def facts(hits, must, about="", who=None, any_time=False):
                 continue  # "the flat is quiet since their tenants left for Rome": they left
             if who != "*" and subj != (who.lower() if who else "me"):
                 continue
-            said = [_PURPOSE.sub("so", c) for c in said]  # "so the vet could see her": a purpose, no plan
             if any(_HEDGE.search(c) for c in said) or (not any_time and any(_BACKDATED.search(c) for c in said)):
                 continue
             f = Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab)
