@@ -182,7 +182,7 @@ def _subject(sentence, vocab=frozenset()):
     if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I) or \
             _re.match(r"(?:the|an?|some|one)\s+(?:[\w-]+\s+){0,2}(?:pal|buddy|mate|acquaintance|classmate|friend|"
                       r"colleague|coworker|neighbou?r)s?\s+of\s+(?:my|our)\b", s, _re.I):
-        return "other"  # "An old pal of my sister settled in Lisbon": the pal's event
+        return "other"  # "A gym buddy of my brother moved to Oslo": the buddy's event
     if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
             _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s):
         return "me"  # "Long day, I ate out", "Acme hired me": my event

@@ -85,6 +85,26 @@ def test_nothing_qualifying_is_unknown(hist):
     assert ns["u"] == ns["v"] == "unknown" and "ANSWER: unknown" in out
 
 
+def test_whose_statement_read_as_english(log):
+    """A capitalised first word is no Name subject when the history writes it in lower case or a
+    preposition follows it; a request to the assistant states nothing; a purpose is no plan; a
+    friend of my brother is not my brother."""
+    for session, day, text in [
+        ("s01", "03", "Cash at the till, $40, and the shop fixed the brakes on my bike."),
+        ("s02", "04", "Could you help me plan a ride to Porto on my bike?"),
+        ("s03", "05", "Rented a van so my brother could move to Lyon."),
+        ("s04", "06", "A gym buddy of my brother moved to Nice."),
+        ("s05", "07", "Drove down the coast and settled in Brest."),
+        ("s06", "08", "We drove home late, the traffic was awful."),
+    ]:
+        log.append(session=session, role="user", text=text, time=f"2026-04-{day}T09:00:00Z")
+    out, ns = _run(log, 's = sum_of(user_turns(), "bike")\nn = count_of(user_turns(), "bike")\n'
+                        'b = latest_of(user_turns(), "move", who="brother")\nm = latest_of(user_turns(), "settle")')
+    assert ns["s"] == "$40" and ns["n"] == "1"  # not the request
+    assert ns["b"] == "Lyon"                     # the purpose counts; the buddy's move does not
+    assert ns["m"] == "Brest"                    # "Drove" is written in lower case elsewhere: no Name
+
+
 def test_a_lower_case_word_matches_its_synonyms_a_name_only_itself(hist):
     out, ns = _run(hist, 'q = widen("dentist Lakeside_10K")\nd = ever(user_turns(), "dentist")\n'
                          'n = count_of(ms.search(widen("dentist"), k=None, role="user"), "dentist")\n'
