@@ -74,6 +74,8 @@ def test_no_generator_wording_or_family_name_in_the_writer_or_the_core_helpers()
     ("What was the most expensive ferry ticket?", "largest_of", "ferry"),
     ("How much more did I spend on ferries than on trams?", "difference", ""),
     ("Which relative ran the Lakeside 10K?", "who_of", "Lakeside_10K"),
+    ("Pull up the day I finished the Lakeside 10K.", "day_of", "Lakeside_10K"),  # "Pull": a verb, no name
+    ("How many pilates workouts did I do?", "count_of", "pilates"),               # "workouts" only ranks
 ])
 def test_plans_read_the_question(question, helper, must):
     plan = write_plan(question)

@@ -111,6 +111,9 @@ def _known(word: str) -> bool:
             or w in syn.PEOPLE or w in _QWORDS or w.endswith(("ing", "ed")))
 
 
+_VERB_NEXT = re.compile(r"\s+(?:up|out|off|down|over|back|through|count|track|the|a|an|my|me|all|every)\b")
+
+
 def _names(question: str) -> list[str]:
     """Capitalised names in the question, multi-word names joined by `_` (not its first word unless it
     is followed by another capitalised word or is no common word)."""
@@ -120,6 +123,8 @@ def _names(question: str) -> list[str]:
         if m.start() == 0 or question[:m.start()].rstrip().endswith((":", "?", ".", "!")):
             while words and _known(words[0]):
                 words = words[1:]
+            if len(words) == 1 and _VERB_NEXT.match(question[m.end():]):
+                words = []  # "Pull up when ...", "Lost count of ...": a verb, no name
         words = [w.rstrip("'s").rstrip("?") if w.endswith("'s") else w.rstrip("?") for w in words]
         if words:
             out.append("_".join(words))
