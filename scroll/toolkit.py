@@ -59,7 +59,7 @@ _HEDGE = _re.compile(
     r"didn't|did not|don't|do not|doesn't|never|not|fell through|called off|postponed|supposed to|"
     r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
     r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show|on the table|"
-    r"leaning|pencil\w*|tbd|tentative\w*)\b", _re.I)
+    r"leaning|pencil\w*|tbd|tentative\w*|hiring manager|appl(?:y|ied|ying|ication)s?)\b", _re.I)
 _REQUEST = _re.compile(r"\W*(?:(?:can|could|would|will) you|please|help me|let's|let me know)\b", _re.I)  # asks, states nothing
 _PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|,\s+and\s+(?=[A-Z])|"
@@ -69,7 +69,7 @@ _HELPED = _re.compile(r"\b(?i:help)(?:ed|ing|s)?\s+(?:out\s+)?([A-Z][a-z]+)\b") 
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"
                        r"(?!'s)", _re.I)
 _BACKDATED = _re.compile(
-    r"\b(?:back in|back then|years ago|ages ago|used to|as a (?:kid|child|student|teen)|when I was|growing up|"
+    r"\b(?:back in|back then|way back|long ago|years ago|ages ago|used to|as a (?:kid|child|student|teen)|when I was|growing up|"
     r"grew up|college|childhood|once lived|formerly|previously|last year)\b", _re.I)
 _WHEN = [(_re.compile(r"\b(?:yesterday|last night)\b", _re.I), 1),
          (_re.compile(r"\b(?:today|this (?:morning|afternoon|evening)|earlier today|tonight|just now)\b", _re.I), 0),
@@ -132,7 +132,8 @@ def _names(text, skip=(), vocab=frozenset()):
         low = tok.lower()
         base = low[:-2] if low.endswith("'s") else low
         if tok[:1].isupper() and base not in _ALWAYS and not (first and (base in _COMMON or base in vocab
-                                                                         or base.endswith(("ing", "ed")))):
+                                                                         or base.endswith(("ing", "ed"))
+                                                                         or _common_first(tok, text[m.end():]))):
             cur.append(tok)
         else:
             if cur:
@@ -146,22 +147,34 @@ def _names(text, skip=(), vocab=frozenset()):
     return [n for n in out if n.lower() not in skip]
 
 
-_HISTORY_VOCAB = {"last": -1, "words": frozenset()}
+_HISTORY_VOCAB = {"last": -1, "words": frozenset(), "names": frozenset()}
+
+
+def _common_first(tok, rest):
+    """A sentence's capitalised first word that the history never writes mid-sentence, followed by a
+    lower-case word that is no verb ("Resignation letter sent"), is a common word, not a Name."""
+    if tok in _HISTORY_VOCAB["names"]:
+        return False
+    if _re.match(r"\s*\(", rest):
+        return True  # "Traceback (most recent call last)"
+    nxt = _re.match(r"\s+([a-z][\w'-]*)", rest)
+    return bool(nxt) and not (nxt.group(1) in ("is", "was", "has", "had", "and") or nxt.group(1).endswith(("s", "ed")))
 
 
 def _vocab(hits):
     """Every word the hits, or the history's user turns, write in lower case (so a capitalised 'Barber'
-    or 'Drove' at a sentence start is no name). The history's words are read once (its last 20,000
-    events) and kept until the log grows."""
+    or 'Drove' at a sentence start is no name). The history's words (and the capitalised words it
+    writes mid-sentence: Names) are read once (its last 20,000 events) and kept until the log grows."""
     recent = ms.recent(1)  # noqa: F821 - `ms` is the kernel's global
     last = recent[0].seq if recent else 0
     if last != _HISTORY_VOCAB["last"]:
-        words = set()
+        words, names = set(), set()
         for lo in range(max(1, last - 19999), last + 1, 2000):
             for e in ms.expand(lo, min(last, lo + 1999)):  # noqa: F821
                 if e.origin == "history" and e.role == "user":
                     words.update(_re.findall(r"\b[a-z][a-z'-]*", e.text or ""))
-        _HISTORY_VOCAB.update(last=last, words=frozenset(words))
+                    names.update(_re.findall(r"(?<=[a-z,] )[A-Z][a-z]+\b", e.text or ""))  # mid-sentence
+        _HISTORY_VOCAB.update(last=last, words=frozenset(words), names=frozenset(names))
     return _HISTORY_VOCAB["words"] | frozenset(w for h in hits for w in _re.findall(r"\b[a-z][a-z'-]*", h.text or ""))
 
 
@@ -187,9 +200,11 @@ def _subject(sentence, vocab=frozenset()):
             _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s):
         return "me"  # "Long day, I ate out", "Acme hired me": my event
     m = _re.match(r"([A-Z][a-z]+)\b(?! (?:on|in|at|of|for|to|by)\b)", s)  # not "Cash on the"
-    if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s):
-        return "name:" + m.group(1)
-    return "me"
+    if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab \
+            and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s) \
+            and (m.group(1) in _HISTORY_VOCAB["names"] or _re.match(r"[A-Z][a-z]+(?:'s|\s+\w+(?:s|ed))\b", s)):
+        return "name:" + m.group(1)  # a Name the history writes mid-sentence, or one that a verb follows
+    return "me"  # "Quality time with Ana ...": no Name starts it
 
 
 class Fact:
@@ -311,8 +326,9 @@ def _value(f, must, about, kind=None, besides=()):
     if not names and getattr(f, "after", ""):  # "You know who hired me? Acme!"
         names = _names(f.after, skip, f.vocab)[:1]
 
-    def after(n, preps):
-        return _re.search(r"\b(?:" + "|".join(preps) + r")\s+(?:the\s+)?" + _re.escape(n) + r"\b", f.text) is not None
+    def after(n, preps):  # ", and Acme hired me": a clause starts, "and" is no preposition there
+        alts = "|".join("(?<!, )and" if p == "and" else p for p in preps)
+        return _re.search(r"\b(?:" + alts + r")\s+(?:the\s+)?" + _re.escape(n) + r"\b", f.text) is not None
 
     if kind in _KIND:
         other = [p for k, ps in _KIND.items() if k != kind for p in ps]

@@ -86,9 +86,9 @@ def test_nothing_qualifying_is_unknown(hist):
 
 
 def test_whose_statement_read_as_english(log):
-    """A capitalised first word is no Name subject when the history writes it in lower case or a
-    preposition follows it; a request to the assistant states nothing; a purpose is no plan; a
-    friend of my brother is not my brother."""
+    """A capitalised first word is no Name (nor the subject) when the history writes it in lower case,
+    a preposition or a noun follows it and the history never writes it mid-sentence; a request to
+    the assistant states nothing; a purpose is no plan; a friend of my brother is not my brother."""
     for session, day, text in [
         ("s01", "03", "Cash at the till, $40, and the shop fixed the brakes on my bike."),
         ("s02", "04", "Could you help me plan a ride to Porto on my bike?"),
@@ -96,13 +96,21 @@ def test_whose_statement_read_as_english(log):
         ("s04", "06", "A gym buddy of my brother moved to Nice."),
         ("s05", "07", "Drove down the coast and settled in Brest."),
         ("s06", "08", "We drove home late, the traffic was awful."),
+        ("s07", "09", "Quality time with Nora today, a long run by the river."),
+        ("s08", "10", "I ran with Nora again, so much fun."),
+        ("s09", "11", "Resignation letter sent, and Acme Labs onboarded me."),
+        ("s10", "12", "Spoke with a hiring manager at Zeta Corp, lukewarm on it."),
+        ("s11", "13", "Way back, Dijon was where I had my first flat."),
     ]:
         log.append(session=session, role="user", text=text, time=f"2026-04-{day}T09:00:00Z")
     out, ns = _run(log, 's = sum_of(user_turns(), "bike")\nn = count_of(user_turns(), "bike")\n'
-                        'b = latest_of(user_turns(), "move", who="brother")\nm = latest_of(user_turns(), "settle")')
+                        'b = latest_of(user_turns(), "move", who="brother")\nm = latest_of(user_turns(), "settle")\n'
+                        'r = count_of(user_turns(), "Nora run")\nw = latest_of(user_turns(), "work", kind="org")')
     assert ns["s"] == "$40" and ns["n"] == "1"  # not the request
     assert ns["b"] == "Lyon"                     # the purpose counts; the buddy's move does not
-    assert ns["m"] == "Brest"                    # "Drove" is written in lower case elsewhere: no Name
+    assert ns["m"] == "Brest"                    # "Drove" is written in lower case elsewhere: no Name; "way back"
+    assert ns["r"] == "2"                        # "Quality time": no Name starts it (Nora is written mid-sentence)
+    assert ns["w"] == "Acme Labs"                # not "Resignation"; a talk with a hiring manager is no job
 
 
 def test_a_lower_case_word_matches_its_synonyms_a_name_only_itself(hist):
