@@ -197,8 +197,9 @@ def _subject(sentence, vocab=frozenset()):
                       r"colleague|coworker|neighbou?r)s?\s+of\s+(?:my|our)\b", s, _re.I):
         return "other"  # "A gym buddy of my brother moved to Oslo": the buddy's event
     if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
-            _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s):
-        return "me"  # "Long day, I ate out", "Acme hired me": my event
+            _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s) or \
+            _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* (?:is|was|'s|has been|became) (?:my|our|where)\b", s):
+        return "me"  # "Long day, I ate out", "Acme hired me", "Oslo is my home now": my event
     m = _re.match(r"([A-Z][a-z]+)\b(?! (?:on|in|at|of|for|to|by)\b)", s)  # not "Cash on the"
     if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab \
             and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s) \
@@ -310,7 +311,7 @@ def _best(rows):
 
 
 _CARRIED = set("took brought carried fetched drove walked picked".split())  # "took Rex home": Rex is no place
-_KIND = {"place": ("in", "to", "near", "around"), "org": ("at", "for", "joined", "join", "with", "by", "from"),
+_KIND = {"place": ("in", "to", "near", "around", "left for", "headed for", "off for"), "org": ("at", "for", "joined", "join", "with", "by", "from"),
          "person": ("with", "met", "saw", "and", "joined")}
 
 
@@ -343,7 +344,9 @@ def _value(f, must, about, kind=None, besides=()):
 
         free = [n for n in names if not after(n, other)]
         lead = _re.sub(r"^.*:\s*", "", f.text)  # "Update: Oslo feels like home": the clause's first word
-        fit = [n for n in names if after(n, _KIND[kind])] or [n for n in free if near(n)] or \
+        fit = [n for n in names if after(n, _KIND[kind])] or \
+            [n for n in free if _re.search(_re.escape(n) + r"\s+(?:is|was|'s)\s+(?:where|my|our)\b", f.text)] or \
+            [n for n in free if near(n)] or \
             [n for n in free if after(n, ("is", "it's", "was"))] or [n for n in free if lead.startswith(n)]
         return fit[-1] if fit else None
     return names[-1] if len(names) > 1 and after(names[-1], ("to", "in", "at", "for", "joined")) \

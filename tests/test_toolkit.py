@@ -90,6 +90,7 @@ def test_whose_statement_read_as_english(log):
     a preposition or a noun follows it and the history never writes it mid-sentence; a request to
     the assistant states nothing; a purpose is no plan; a friend of my brother is not my brother."""
     for session, day, text in [
+        ("s00", "01", "Big news: I packed up and left for Lille, the move is done."),
         ("s01", "03", "Cash at the till, $40, and the shop fixed the brakes on my bike."),
         ("s02", "04", "Could you help me plan a ride to Porto on my bike?"),
         ("s03", "05", "Rented a van so my brother could move to Lyon."),
@@ -101,16 +102,20 @@ def test_whose_statement_read_as_english(log):
         ("s09", "11", "Resignation letter sent, and Acme Labs onboarded me."),
         ("s10", "12", "Spoke with a hiring manager at Zeta Corp, lukewarm on it."),
         ("s11", "13", "Way back, Dijon was where I had my first flat."),
+        ("s12", "14", "Quimper is where my cousin lives now, the move wrapped up."),
     ]:
         log.append(session=session, role="user", text=text, time=f"2026-04-{day}T09:00:00Z")
     out, ns = _run(log, 's = sum_of(user_turns(), "bike")\nn = count_of(user_turns(), "bike")\n'
                         'b = latest_of(user_turns(), "move", who="brother")\nm = latest_of(user_turns(), "settle")\n'
-                        'r = count_of(user_turns(), "Nora run")\nw = latest_of(user_turns(), "work", kind="org")')
+                        'r = count_of(user_turns(), "Nora run")\nw = latest_of(user_turns(), "work", kind="org")\n'
+                        'v = values_of(user_turns(), "settle", kind="place")\nc = latest_of(user_turns(), "live", who="cousin")')
     assert ns["s"] == "$40" and ns["n"] == "1"  # not the request
     assert ns["b"] == "Lyon"                     # the purpose counts; the buddy's move does not
     assert ns["m"] == "Brest"                    # "Drove" is written in lower case elsewhere: no Name; "way back"
     assert ns["r"] == "2"                        # "Quality time": no Name starts it (Nora is written mid-sentence)
     assert ns["w"] == "Acme Labs"                # not "Resignation"; a talk with a hiring manager is no job
+    assert ns["v"] == "Lille; Brest"             # "left for Lille"; not Dijon (way back), Lyon, Nice, Quimper
+    assert ns["c"] == "Quimper"                  # "Quimper is where my cousin lives": the cousin's statement
 
 
 def test_a_lower_case_word_matches_its_synonyms_a_name_only_itself(hist):

@@ -244,7 +244,7 @@ def _event_must(phrase: str) -> str:
     return must or about
 
 
-_PLACE = re.compile(r"\b(?:city|cities|town|towns|country|countries|place|places|where)\b", re.I)
+_PLACE = re.compile(r"\b(?:city|cities|town|towns|country|countries|place|places|where|metro|area|region)\b", re.I)
 _ORG = re.compile(r"\b(?:company|companies|employer|employers|firm|firms|work|working|worked|job|jobs|workplace|"
                   r"organi[sz]ation)\b", re.I)
 _NAMED = ("latest_of", "earliest_of", "values_of", "previous_of")
