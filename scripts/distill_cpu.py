@@ -285,6 +285,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8, help="tasks run in parallel against a served "
                     "student (vLLM batches them)")
     ap.add_argument("--work", type=Path, default=ROOT / "var" / "distill", help="working folder")
+    ap.add_argument("--tasksets", type=Path, default=ROOT / "var" / "tasksets",
+                    help="where the task sets are built (TASKSETS/SPEC)")
     ap.add_argument("--student", type=Path, default=ROOT / "var" / "models" / "smollm2-135m",
                     help="the student's model folder (built there when missing)")
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "distill", help="where the result goes")
@@ -321,8 +323,8 @@ def main() -> None:
     work = a.work / a.name
     steps = Steps(work)
     student = a.student
-    taskset = ROOT / "var" / "tasksets" / a.spec
-    nat_set = ROOT / "var" / "tasksets" / a.natural_spec
+    taskset = a.tasksets / a.spec
+    nat_set = a.tasksets / a.natural_spec
     limit_test = ["--limit", str(a.test)] if a.test else []
     n_untrained = min([n for n in (a.test, a.untrained_test) if n], default=None)
     limit_untrained = ["--limit", str(n_untrained)] if n_untrained else []

@@ -592,9 +592,12 @@ def test_script_rounds_continue_the_student_or_start_from_base(tmp_path, monkeyp
     monkeypatch.setattr(mod, "sh", _fake_scroll(calls, no_new))
     student, work = tmp_path / "student", tmp_path / "work"
     argv = ["distill_cpu.py", "--name", "sim", "--rounds", "2", "--work", str(work), "--student", str(student),
-            "--results", str(tmp_path / "res"), *(["--from-base"] if from_base else [])]
+            "--tasksets", str(tmp_path / "tasksets"), "--results", str(tmp_path / "res"),
+            *(["--from-base"] if from_base else [])]
     monkeypatch.setattr(sys, "argv", argv)
     mod.main()
+    built = [Path(a[a.index("--out") + 1]) for s, a in calls if a[:2] == ["tasks", "build"]]
+    assert built and all(tmp_path in p.parents for p in built)   # nothing written into the checkout's var/
     w = work / "sim"
     exports = {s: a for s, a in calls if s.startswith("export_r")}
     bases = {s: Path(a[a.index("--model") + 1]) for s, a in calls if s.startswith("sft_r")}
