@@ -60,7 +60,8 @@ _HEDGE = _re.compile(
     r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
     r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show|on the table|"
     r"leaning|pencil\w*|tbd|tentative\w*|hiring manager|appl(?:y|ied|ying|ication)s?)\b", _re.I)
-_REQUEST = _re.compile(r"\W*(?:(?:can|could|would|will) you|please|help me|let's|let me know)\b", _re.I)  # asks, states nothing
+# a request to the assistant states nothing
+_REQUEST = _re.compile(r"\W*(?:(?:can|could|would|will) you|please|help me|let's|let me know)\b", _re.I)
 _PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|,\s+and\s+(?=[A-Z])|"
                       r",?\s+(?=who\b|who's\b|whose\b)|,?\s+since\s+(?=(?:he|she|they|his|her|their|its)\b)")
@@ -69,8 +70,8 @@ _HELPED = _re.compile(r"\b(?i:help)(?:ed|ing|s)?\s+(?:out\s+)?([A-Z][a-z]+)\b") 
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"
                        r"(?!'s)", _re.I)
 _BACKDATED = _re.compile(
-    r"\b(?:back in|back then|way back|long ago|years ago|ages ago|used to|as a (?:kid|child|student|teen)|when I was|growing up|"
-    r"grew up|college|childhood|once lived|formerly|previously|last year)\b", _re.I)
+    r"\b(?:back in|back then|way back|long ago|years ago|ages ago|used to|as a (?:kid|child|student|teen)|"
+    r"when I was|growing up|grew up|college|childhood|once lived|formerly|previously|last year)\b", _re.I)
 _WHEN = [(_re.compile(r"\b(?:yesterday|last night)\b", _re.I), 1),
          (_re.compile(r"\b(?:today|this (?:morning|afternoon|evening)|earlier today|tonight|just now)\b", _re.I), 0),
          (_re.compile(r"\b(\d+|two|three|four|five|six) days ago\b", _re.I), None)]
@@ -158,7 +159,8 @@ def _common_first(tok, rest):
     if _re.match(r"\s*\(", rest):
         return True  # "Traceback (most recent call last)"
     nxt = _re.match(r"\s+([a-z][\w'-]*)", rest)
-    return bool(nxt) and not (nxt.group(1) in ("is", "was", "has", "had", "and") or nxt.group(1).endswith(("s", "ed")))
+    return bool(nxt) and not (nxt.group(1) in ("is", "was", "has", "had", "and")
+                              or nxt.group(1).endswith(("s", "ed")))
 
 
 def _vocab(hits):
@@ -311,7 +313,8 @@ def _best(rows):
 
 
 _CARRIED = set("took brought carried fetched drove walked picked".split())  # "took Rex home": Rex is no place
-_KIND = {"place": ("in", "to", "near", "around", "left for", "headed for", "off for"), "org": ("at", "for", "joined", "join", "with", "by", "from"),
+_KIND = {"place": ("in", "to", "near", "around", "left for", "headed for", "off for"),
+         "org": ("at", "for", "joined", "join", "with", "by", "from"),
          "person": ("with", "met", "saw", "and", "joined")}
 
 
