@@ -149,6 +149,8 @@ def _names(text, skip=(), vocab=frozenset()):
 
 
 _HISTORY_VOCAB = {"last": -1, "words": frozenset(), "names": frozenset()}
+# a verb next ("Rosa moved", "Theo just relocated", "Ines tells"): what a Name at a sentence's start does
+_VERB_NEXT = r"\s+(?:(?:just|also|finally|recently|now|still|already|\w+ly)\s+)?(?:is|was|has|had|and|\w+s|\w+ed)\b"
 
 
 def _common_first(tok, rest):
@@ -158,9 +160,7 @@ def _common_first(tok, rest):
         return False
     if _re.match(r"\s*\(", rest):
         return True  # "Traceback (most recent call last)"
-    nxt = _re.match(r"\s+([a-z][\w'-]*)", rest)
-    return bool(nxt) and not (nxt.group(1) in ("is", "was", "has", "had", "and")
-                              or nxt.group(1).endswith(("s", "ed")))
+    return bool(_re.match(r"\s+[a-z]", rest)) and not _re.match(_VERB_NEXT, rest)
 
 
 def _vocab(hits):
@@ -205,7 +205,7 @@ def _subject(sentence, vocab=frozenset()):
     m = _re.match(r"([A-Z][a-z]+)\b(?! (?:on|in|at|of|for|to|by)\b)", s)  # not "Cash on the"
     if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab \
             and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s) \
-            and (m.group(1) in _HISTORY_VOCAB["names"] or _re.match(r"[A-Z][a-z]+(?:'s|\s+\w+(?:s|ed))\b", s)):
+            and (m.group(1) in _HISTORY_VOCAB["names"] or _re.match(r"[A-Z][a-z]+(?:\s+[A-Z][\w'-]*)*(?:'s\b|" + _VERB_NEXT + ")", s)):
         return "name:" + m.group(1)  # a Name the history writes mid-sentence, or one that a verb follows
     return "me"  # "Quality time with Ana ...": no Name starts it
 
@@ -234,7 +234,8 @@ def _agent(sent, need, anchors, vocab=frozenset()):
     """True when a target word is done by someone named right before it ("Rosa lives in Oslo")."""
     for m in _re.finditer(r"(?<=\w)\s+([A-Z][a-z]+) ([a-z]+)\b", sent):  # a Name, a space, a verb: not first
         prev, w = m.group(1), m.group(2)
-        if prev.lower() not in _COMMON | vocab and not prev.endswith(("ed", "ing")) and _stem(prev) not in anchors \
+        if (prev in _HISTORY_VOCAB["names"] or prev.lower() not in _COMMON | vocab) \
+                and not prev.endswith(("ed", "ing")) and _stem(prev) not in anchors \
                 and w.endswith(("s", "ed", "ing")) and any(any(_has([_stem(w)], a) for a in g) for g in need) \
                 and not _re.match(r"\s*(?:me|us)\b", sent[m.end():]):  # "Acme hired me": my event
             return True

@@ -103,6 +103,8 @@ def test_whose_statement_read_as_english(log):
         ("s10", "12", "Spoke with a hiring manager at Zeta Corp, lukewarm on it."),
         ("s11", "13", "Way back, Dijon was where I had my first flat."),
         ("s12", "14", "Quimper is where my cousin lives now, the move wrapped up."),
+        ("s13", "15", "Zed Works keeps emailing me about roles."),
+        ("s14", "16", "Theo just relocated to Arles."),
     ]:
         log.append(session=session, role="user", text=text, time=f"2026-04-{day}T09:00:00Z")
     out, ns = _run(log, 's = sum_of(user_turns(), "bike")\nn = count_of(user_turns(), "bike")\n'
@@ -113,8 +115,8 @@ def test_whose_statement_read_as_english(log):
     assert ns["b"] == "Lyon"                     # the purpose counts; the buddy's move does not
     assert ns["m"] == "Brest"                    # "Drove" is written in lower case elsewhere: no Name; "way back"
     assert ns["r"] == "2"                        # "Quality time": no Name starts it (Nora is written mid-sentence)
-    assert ns["w"] == "Acme Labs"                # not "Resignation"; a talk with a hiring manager is no job
-    assert ns["v"] == "Lille; Brest"             # "left for Lille"; not Dijon (way back), Lyon, Nice, Quimper
+    assert ns["w"] == "Acme Labs"                # not "Resignation"; a talk with a hiring manager, Zed's emails
+    assert ns["v"] == "Lille; Brest"             # "left for Lille"; not Dijon (way back), Lyon, Nice, Quimper, Arles
     assert ns["c"] == "Quimper"                  # "Quimper is where my cousin lives": the cousin's statement
 
 
