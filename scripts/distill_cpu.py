@@ -93,6 +93,12 @@ def children_cpu_s() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+# what decides a run's programs and their outcome beside the model: the teachers, the task packs, the
+# system prompt and the kernel prelude (a cached collect or eval step reruns when one of them changed)
+CODE_FILES = sorted([*(ROOT / "scroll" / "policies").glob("*.py"), *(ROOT / "scroll" / "packs").rglob("*.py"),
+                     *(ROOT / "scroll" / f for f in ("toolkit.py", "thesaurus.py", "prompts.py"))])
+
+
 def fingerprint(*paths: Path) -> str | None:
     """sha256 over the named files' contents (a folder: its small metadata files + big files' sizes);
     None when one is missing."""
@@ -340,9 +346,10 @@ def main() -> None:
     if natural_q:
         nat_tasks = steps.run("tasks_natural", ["tasks", "build", "--spec", a.natural_spec, "--out", str(nat_set),
                                                 "--json"], cache=False, kind="setup")
-    ts_key = {"taskset": fingerprint(taskset / "taskset.json")}
-    nat_key = {"taskset": fingerprint(nat_set / "taskset.json"), "questions": fingerprint(natural_q)} if natural_q \
-        else {}
+    code = {"code": fingerprint(*CODE_FILES)}  # a teacher or the kernel's helpers changed: runs are redone
+    ts_key = {"taskset": fingerprint(taskset / "taskset.json"), **code}
+    nat_key = {"taskset": fingerprint(nat_set / "taskset.json"), "questions": fingerprint(natural_q),
+               **code} if natural_q else {}
 
     def model_key(folder: Path) -> str | None:
         return fingerprint(folder / "config.json", folder / "scroll-model.json") or fingerprint(folder / "config.json")

@@ -623,3 +623,27 @@ def test_script_rounds_continue_the_student_or_start_from_base(tmp_path, monkeyp
     exp = json.loads((tmp_path / "res" / "sim.json").read_text())["experiment"]
     assert exp["untrained_tasks_per_split"] == 32 and [r["round"] for r in exp["rounds"]] == [0, 1, 2]
     assert ("from the base" in exp["self_improvement"]["retrain"]) == from_base
+
+
+def test_script_redoes_runs_when_a_teacher_or_the_kernel_helpers_change(tmp_path, monkeypatch):
+    """Resuming reuses a finished collect or eval step only while the code that decides its programs
+    (CODE_FILES: the teachers, the packs, the prompt, the kernel prelude) is the same."""
+    mod = _script()
+    code = tmp_path / "toolkit.py"
+    code.write_text("v1")
+    monkeypatch.setattr(mod, "CODE_FILES", [code])
+    argv = ["distill_cpu.py", "--name", "sim", "--teachers-only", "--work", str(tmp_path / "work"),
+            "--tasksets", str(tmp_path / "tasksets"), "--results", str(tmp_path / "res")]
+    monkeypatch.setattr(sys, "argv", argv)
+
+    def evals() -> list[str]:
+        calls: list = []
+        monkeypatch.setattr(mod, "sh", _fake_scroll(calls, set()))
+        mod.main()
+        return sorted(s for s, _ in calls if s.startswith("eval_"))
+
+    first = evals()
+    assert first == ["eval_teacher", "eval_teacher_natural", "eval_writer", "eval_writer_natural"]
+    assert evals() == []                     # resumed: nothing to redo
+    code.write_text("v2")
+    assert evals() == first                  # the writer or the helpers changed: every run again
