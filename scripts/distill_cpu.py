@@ -427,6 +427,11 @@ def main() -> None:
             args += ["--max-per-task", str(a.keep_per_task)]
         exports[r] = steps.run(f"export_r{r}", args, key={"runs": [fingerprint(d / "runs.jsonl") for d in sources]},
                                outputs=(data / "filters.json",), round=r, kind="export")
+        dev0 = work / "sft-data-r0"
+        if r and (data / "train.jsonl").is_file() and not (data / "dev.jsonl").is_file():
+            for f in ("dev.jsonl", "dev.meta.jsonl"):  # samples come from train tasks: every round keeps round 0's dev
+                if (dev0 / f).is_file():
+                    shutil.copyfile(dev0 / f, data / f)
         if not (data / "train.jsonl").is_file():
             if r == 0:
                 sys.exit(f"round 0: the teacher has no accepted trajectory to train on ({data / 'filters.json'}); "

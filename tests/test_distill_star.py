@@ -568,8 +568,12 @@ def _fake_scroll(calls: list, no_new: set[str]):
             (out / "filters.json").write_text("{}")
             if out.name not in no_new:
                 (out / "train.jsonl").write_text("{}\n")
+            if out.name == "sft-data-r0":   # the teacher's collection has a dev split; the samples do not
+                (out / "dev.jsonl").write_text("{}\n")
             return {"exported_trajectories": 0 if out.name in no_new else 2}
         elif args[:2] == ["distill", "sft"]:
+            data = Path(args[args.index("--data") + 1])
+            assert (data / "dev.jsonl").is_file(), f"{data}: sft needs a dev split"  # as `scroll distill sft` does
             (out / "merged").mkdir(parents=True, exist_ok=True)
             (out / "merged" / "config.json").write_text(json.dumps({"trained": str(out)}))
             (out / "result.json").write_text("{}")

@@ -49,7 +49,8 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "running part out into checking check remember nowadays presently anymore while we've past present "
              "also someone somebody anyone told they them their last january february march april may june july "
              "august september october november december behind wanted want drop latest sorry help looking "
-             "frequently find mine again current currently plus ask asked asking across within during throughout grand").split())
+             "frequently find mine again current currently plus ask asked asking across within during throughout grand besides other "
+             "apart aside").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -194,7 +195,7 @@ _RX = {
     "who": re.compile(r"^\W*(?:which|what) (?:relative|friend|person|family member|colleague|one of my \w+)\b|"
                       r"\bwho (?:else )?(?:in my family|of my (?:friends|relatives))\b|\bwho was it\b|"
                       r"^\W*who (?:used to|else|also|has|had|did|was|is also)\b(?!.*\b(?:I|me)\b)", re.I),
-    "besides": re.compile(r"\b(?:besides|other than|apart from|except(?: for)?|aside from)\s+"
+    "besides": re.compile(r"\b(?i:besides|other than|apart from|except(?: for)?|aside from)\s+"
                           r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"),
     "compare": re.compile(r"\b(?:more|less|fewer|bigger|larger|higher|smaller)\b.*\bthan\b", re.I),
     "order": re.compile(r"\b(?:before|after|earlier than|later than)\b", re.I),
