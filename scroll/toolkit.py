@@ -338,8 +338,8 @@ def _value(f, must, about, kind=None, besides=()):
     if kind in _KIND:
         other = [p for k, ps in _KIND.items() if k != kind for p in ps]
         words = [w.lower() for w in _WORD.findall(f.text)]
-        terms = [i for i, w in enumerate(words) if any(any(_has([_stem(w)], a) for a in g)
-                                                       for g in _groups(must) + _groups(about))]
+        groups = _groups(must) + _groups(about)  # once per statement, not once per word
+        terms = [i for i, w in enumerate(words) if any(any(_has([_stem(w)], a) for a in g) for g in groups)]
 
         def near(n):  # "home is Oslo", "an Oslo resident", "made Oslo their home": beside a target word
             first = n.split()[0].lower()

@@ -49,8 +49,8 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "running part out into checking check remember nowadays presently anymore while we've past present "
              "also someone somebody anyone told they them their last january february march april may june july "
              "august september october november december behind wanted want drop latest sorry help looking "
-             "frequently find mine again current currently plus ask asked asking across within during throughout grand besides other "
-             "apart aside").split())
+             "frequently find mine again current currently plus ask asked asking across within during throughout "
+             "grand besides other apart aside").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -112,7 +112,7 @@ def _known(word: str) -> bool:
             or w in syn.PEOPLE or w in _QWORDS or w.endswith(("ing", "ed")))
 
 
-_VERB_NEXT = re.compile(r"\s+(?:up|out|off|down|over|back|through|count|track|the|a|an|my|me|all|every)\b")
+_PARTICLE_NEXT = re.compile(r"\s+(?:up|out|off|down|over|back|through|count|track|the|a|an|my|me|all|every)\b")
 
 
 def _names(question: str) -> list[str]:
@@ -124,7 +124,7 @@ def _names(question: str) -> list[str]:
         if m.start() == 0 or question[:m.start()].rstrip().endswith((":", "?", ".", "!")):
             while words and _known(words[0]):
                 words = words[1:]
-            if len(words) == 1 and _VERB_NEXT.match(question[m.end():]):
+            if len(words) == 1 and _PARTICLE_NEXT.match(question[m.end():]):
                 words = []  # "Pull up when ...", "Lost count of ...": a verb, no name
         words = [w.rstrip("'s").rstrip("?") if w.endswith("'s") else w.rstrip("?") for w in words]
         if words:
