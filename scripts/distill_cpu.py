@@ -22,7 +22,8 @@ Steps (each one the `scroll` command a user would type):
                                            teacher's failures included); the checker keeps the right ones
            `scroll distill export --seen`  the round's accepted samples that no earlier round's data
                                            holds (identical trajectories kept once)
-           `scroll distill sft`            round r-1's student, trained on them (--from-base: the
+           `scroll distill sft`            round r-1's student, trained on them plus as many rows
+                                           replayed from the earlier rounds (--replay; --from-base: the
                                            BASE student on the union of every round's data, the
                                            STaR paper's rule, at a cost that grows each round)
            `scroll distill eval`           the round-r student
@@ -48,6 +49,7 @@ import argparse
 import hashlib
 import json
 import os
+import random
 import resource
 import shutil
 import subprocess
@@ -123,6 +125,35 @@ def fingerprint(*paths: Path) -> str | None:
 
 def folder_bytes(p: Path) -> int:
     return sum(f.stat().st_size for f in Path(p).rglob("*") if f.is_file()) if Path(p).exists() else 0
+
+
+def replay_mix(work: Path, r: int, ratio: float, seed: int) -> Path:
+    """Round r's continued-training data, work/sft-mix-rR: round r's new rows (sft-data-rR) plus
+    round(ratio x new) rows drawn with `seed` from rounds 0..r-1's exported rows (replay: the new
+    samples alone are few and lean to what the student already gets right, and training on them
+    alone made round 1 of student-v3 worse on every split); dev is round r's. mix.json counts them."""
+    data, out = work / f"sft-data-r{r}", work / f"sft-mix-r{r}"
+
+    def rows(folder: Path) -> list[tuple[str, str]]:
+        train, meta = folder / "train.jsonl", folder / "train.meta.jsonl"
+        if not train.is_file():
+            return []
+        lines = train.read_text().splitlines()
+        metas = meta.read_text().splitlines() if meta.is_file() else ["{}"] * len(lines)
+        return list(zip(lines, metas))
+
+    new = rows(data)
+    earlier = [x for k in range(r) for x in rows(work / f"sft-data-r{k}")]
+    drawn = random.Random(seed).sample(earlier, min(len(earlier), round(ratio * len(new))))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "train.jsonl").write_text("".join(t + "\n" for t, _ in new + drawn))
+    (out / "train.meta.jsonl").write_text("".join(m + "\n" for _, m in new + drawn))
+    for f in ("dev.jsonl", "dev.meta.jsonl"):
+        if (data / f).is_file():
+            shutil.copyfile(data / f, out / f)
+    (out / "mix.json").write_text(json.dumps({"new": len(new), "replayed": len(drawn), "ratio": ratio,
+                                              "seed": seed, "drawn_from": len(earlier)}, indent=1) + "\n")
+    return out
 
 
 # ---------------------------------------------------------------------------- steps
@@ -277,6 +308,10 @@ def main() -> None:
                     help="round r trains the BASE student on the union of every round's data (the STaR paper's "
                          "rule; each round costs more than the last) instead of continuing round r-1's student "
                          "on round r's new accepted samples only (default)")
+    ap.add_argument("--replay", type=float, default=1.0,
+                    help="a continued round also trains on REPLAY x its new rows drawn (seeded) from the earlier "
+                         "rounds' data, so that a few dozen new samples do not pull the student off what it "
+                         "knew (0: the new rows only)")
     ap.add_argument("--collect-teacher", default="writer", choices=("reference", "writer"),
                     help="the teacher whose trajectories round 0 trains on (writer: the wording-robust one; "
                          "reference: the regex teacher of the `generated` pack, a baseline)")
@@ -438,6 +473,8 @@ def main() -> None:
                          f"see {collect_out / 'runs.jsonl'}")
             print(f"round {r}: no new accepted trajectory; round {r}'s student is round {r - 1}'s", flush=True)
             return prev
+        if not from_base and a.replay > 0:
+            data = replay_mix(work, r, a.replay, seed=a.seed + r)
         base = student if from_base else prev
         sft_out = work / f"sft-r{r}"
         sft_args = ["distill", "sft", "--config", a.sft_config, "--data", str(data), "--out", str(sft_out),
@@ -531,6 +568,9 @@ def main() -> None:
                                                                   "records", "correct", "rejected", "runner_errors",
                                                                   "check_errors", "tasks_solved", "wall_s")},
             "sft_data": sft_data(exports.get(r)),
+            "replay": (json.loads((work / f"sft-mix-r{r}" / "mix.json").read_text())
+                       if r and not a.from_base and a.replay > 0 and (work / f"sft-mix-r{r}" / "mix.json").is_file()
+                       else None),
             "training": training(sfts.get(r)),
             "merged_model_bytes": folder_bytes(work / f"sft-r{r}" / "merged"),
         })
@@ -544,13 +584,16 @@ def main() -> None:
                     if writer_policy else {}),
                  "untrained": f"the base student ({n_untrained or 'all'} tasks per split)",
                  **{f"trained-r{r}": (f"SFT round {r} from the base student" if r == 0 or a.from_base else
-                                      f"SFT round {r}: round {r - 1}'s student on round {r}'s new accepted samples")
+                                      f"SFT round {r}: round {r - 1}'s student on round {r}'s new accepted samples"
+                                      + (f" + {a.replay:g}x as many replayed earlier rows" if a.replay > 0 else ""))
                     for r in range(a.rounds + 1)}},
         "pack": pack,
         "self_improvement": {"rounds": a.rounds, "samples": a.samples, "temperature": a.temperature,
                              "seed": a.seed, "keep_per_task": a.keep_per_task or "all",
                              "retrain": "from the base student on the union" if a.from_base else
-                                        "from the previous round's student on the round's new accepted samples",
+                                        "from the previous round's student on the round's new accepted samples"
+                                        + (f" + {a.replay:g}x as many rows replayed from earlier rounds"
+                                           if a.replay > 0 else ""),
                              "sampled_split": f"train (the first {a.sample_tasks} tasks: the teacher's, its "
                                               "failures included)"},
         "sft_rows": "one multi-turn row per trajectory (export --trajectories; loss on every reply)",

@@ -546,9 +546,12 @@ def test_tiny_model_samples_differ_and_repeat_with_their_seed(taskset, tmp_path,
     assert replies(tmp_path / "b") == a                      # the same seeds: the same samples
 
 
-def _fake_scroll(calls: list, no_new: set[str]):
+def _fake_scroll(calls: list, no_new: set[str], trained: list | None = None):
     """A stand-in for `scroll` in scripts/distill_cpu.py: each command writes the files the script
-    reads next (no model, no server); an export whose --out is in `no_new` finds nothing new."""
+    reads next (no model, no server); an export whose --out is in `no_new` finds nothing new;
+    `trained` gets (step, data folder, train rows) of each SFT."""
+    trained = [] if trained is None else trained
+
     def fake_sh(step, args, log_dir):
         calls.append((step, args))
         out = Path(args[args.index("--out") + 1]) if "--out" in args else None
@@ -566,13 +569,15 @@ def _fake_scroll(calls: list, no_new: set[str]):
         elif args[:2] == ["distill", "export"]:
             out.mkdir(parents=True, exist_ok=True)
             (out / "filters.json").write_text("{}")
-            if out.name not in no_new:
-                (out / "train.jsonl").write_text("{}\n")
+            if out.name not in no_new:   # one row per source, named after it
+                srcs = [args[i + 1] for i, x in enumerate(args) if x == "--runs"]
+                (out / "train.jsonl").write_text("".join(json.dumps({"row": Path(x).name}) + "\n" for x in srcs))
             if out.name == "sft-data-r0":   # the teacher's collection has a dev split; the samples do not
                 (out / "dev.jsonl").write_text("{}\n")
             return {"exported_trajectories": 0 if out.name in no_new else 2}
         elif args[:2] == ["distill", "sft"]:
             data = Path(args[args.index("--data") + 1])
+            trained.append((step, data.name, (data / "train.jsonl").read_text()))
             assert (data / "dev.jsonl").is_file(), f"{data}: sft needs a dev split"  # as `scroll distill sft` does
             (out / "merged").mkdir(parents=True, exist_ok=True)
             (out / "merged" / "config.json").write_text(json.dumps({"trained": str(out)}))
@@ -585,15 +590,23 @@ def _fake_scroll(calls: list, no_new: set[str]):
     return fake_sh
 
 
+def exp_rounds(tmp_path: Path) -> list:
+    return json.loads((tmp_path / "res" / "sim.json").read_text())["experiment"]["rounds"]
+
+
+def exp_retrain(tmp_path: Path) -> str:
+    return json.loads((tmp_path / "res" / "sim.json").read_text())["experiment"]["self_improvement"]["retrain"]
+
+
 @pytest.mark.parametrize("from_base", [False, True])
 def test_script_rounds_continue_the_student_or_start_from_base(tmp_path, monkeypatch, from_base):
     """The script's control flow with a fake `scroll`: round 1 finds no new sample (its student is
     round 0's), round 2 trains on its new samples from round 1's student, or, --from-base, every
     round trains the base student on the union (--seen never used)."""
     mod = _script()
-    calls: list = []
+    calls, trained = [], []
     no_new = set() if from_base else {"sft-data-r1"}
-    monkeypatch.setattr(mod, "sh", _fake_scroll(calls, no_new))
+    monkeypatch.setattr(mod, "sh", _fake_scroll(calls, no_new, trained))
     student, work = tmp_path / "student", tmp_path / "work"
     argv = ["distill_cpu.py", "--name", "sim", "--rounds", "2", "--work", str(work), "--student", str(student),
             "--tasksets", str(tmp_path / "tasksets"), "--results", str(tmp_path / "res"),
@@ -615,6 +628,12 @@ def test_script_rounds_continue_the_student_or_start_from_base(tmp_path, monkeyp
         assert bases == {"sft_r0": student, "sft_r2": w / "sft-r0" / "merged"}   # r1: nothing new, no SFT
         assert served["serve_trained-r1"] == served["serve_trained-r0"] == w / "sft-r0" / "merged"
         assert served["serve_trained-r2"] == w / "sft-r2" / "merged"
+        # round 2 continues on its new row plus as many replayed rows of the earlier rounds (round 0's)
+        assert trained[-1][:2] == ("sft_r2", "sft-mix-r2")
+        assert [json.loads(x)["row"] for x in trained[-1][2].splitlines()] == ["samples-r2", "teacher-train"]
+        mix = json.loads((w / "sft-mix-r2" / "mix.json").read_text())
+        assert (mix["new"], mix["replayed"], mix["drawn_from"]) == (1, 1, 1)
+        assert exp_rounds(tmp_path)[2]["replay"] == mix and "replayed" in exp_retrain(tmp_path)
         r2 = exports["export_r2"]
         assert [r2[i + 1] for i, x in enumerate(r2) if x == "--runs"] == [str(w / "samples-r2")]
         assert [r2[i + 1] for i, x in enumerate(r2) if x == "--seen"] == [str(w / "teacher-train"),
