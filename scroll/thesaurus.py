@@ -51,13 +51,17 @@ for _g in _SYNONYM_GROUPS:
 
 
 def variants(word):
-    """The word and the forms it may be a plural or tense of ("cities" -> city; "moved" -> mov, move)."""
+    """The word and the forms it may be a plural or tense of ("cities" -> city; "moved" -> mov, move;
+    "running" -> runn, runne, run)."""
     w = word.lower()
     out = [w]
     for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("ed", "e"), ("ing", ""),
                      ("ing", "e")):
         if w.endswith(suf) and len(w) - len(suf) >= 3:
-            out.append(w[: len(w) - len(suf)] + rep)
+            stem = w[: len(w) - len(suf)]
+            out.append(stem + rep)
+            if not rep and suf in ("ing", "ed") and stem[-1] == stem[-2] and stem[-1] in "bdgmnprt":
+                out.append(stem[:-1])  # "running" -> run, "stopped" -> stop
     return out
 
 

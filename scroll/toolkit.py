@@ -56,7 +56,7 @@ _HEDGE = _re.compile(
     r"\b(?:might|maybe|perhaps|someday|some day|one day|thinking (?:of|about)|considering|consider|plan|plans|"
     r"planning|planned|going to|gonna|will|won't|'ll|next (?:week|month|year|time)|soon|should|need|needs|"
     r"want to|wants to|would|'d|could|if|hope|hoping|wish|dream|dreams|daydream\w*|cancel\w*|skip\w*|"
-    r"didn't|did not|don't|do not|doesn't|never|not|fell through|called off|postponed|supposed to|"
+    r"didn't|did not|don't|do not|doesn't|never|not|forgot|missed|fell through|called off|postponed|supposed to|"
     r"almost|quote\w*|instead|keeps? talking|talking about|signed up|sign up|signing up|registration|"
     r"registered|interview\w*|recruiter\w*|ignored|bail\w*|flaked|rain check|reschedul\w*|no-show|on the table|"
     r"leaning|pencil\w*|tbd|tentative\w*|hiring manager|appl(?:y|ied|ying|ication)s?)\b", _re.I)
@@ -64,7 +64,8 @@ _HEDGE = _re.compile(
 _REQUEST = _re.compile(r"\W*(?:(?:can|could|would|will) you|please|help me|let's|let me know)\b", _re.I)
 _PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|,\s+and\s+(?=[A-Z])|"
-                      r",?\s+(?=who\b|who's\b|whose\b)|,?\s+since\s+(?=(?:he|she|they|his|her|their|its)\b)")
+                      r",?\s+(?=who\b|who's\b|whose\b)|,?\s+since\s+(?=(?:he|she|they|his|her|their|its)\b)|"
+                      r",\s+(?=(?:already|now|still|just|probably)?\s*[a-z]+ing\b)")  # ", still sorting the photos"
 _THIRD = _re.compile(r"\s*(?:he|she|they|his|her|their|its)\b", _re.I)   # a clause about someone else
 _HELPED = _re.compile(r"\b(?i:help)(?:ed|ing|s)?\s+(?:out\s+)?([A-Z][a-z]+)\b")  # "helped Ana carry boxes": Ana's event
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"

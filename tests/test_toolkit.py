@@ -105,12 +105,15 @@ def test_whose_statement_read_as_english(log):
         ("s12", "14", "Quimper is where my cousin lives now, the move wrapped up."),
         ("s13", "15", "Zed Works keeps emailing me about roles."),
         ("s14", "16", "Theo just relocated to Arles."),
+        ("s15", "17", "Back from my holiday in Lorient, still sorting the photos."),
+        ("s16", "18", "Forgot to use my $15 voucher on the bike parts, annoying."),
     ]:
         log.append(session=session, role="user", text=text, time=f"2026-04-{day}T09:00:00Z")
     out, ns = _run(log, 's = sum_of(user_turns(), "bike")\nn = count_of(user_turns(), "bike")\n'
                         'b = latest_of(user_turns(), "move", who="brother")\nm = latest_of(user_turns(), "settle")\n'
                         'r = count_of(user_turns(), "Nora run")\nw = latest_of(user_turns(), "work", kind="org")\n'
-                        'v = values_of(user_turns(), "settle", kind="place")\nc = latest_of(user_turns(), "live", who="cousin")')
+                        'v = values_of(user_turns(), "settle", kind="place")\nc = latest_of(user_turns(), "live", who="cousin")\n'
+                        'h = ever(user_turns(), "Lorient")')
     assert ns["s"] == "$40" and ns["n"] == "1"  # not the request
     assert ns["b"] == "Lyon"                     # the purpose counts; the buddy's move does not
     assert ns["m"] == "Brest"                    # "Drove" is written in lower case elsewhere: no Name; "way back"
@@ -118,6 +121,8 @@ def test_whose_statement_read_as_english(log):
     assert ns["w"] == "Acme Labs"                # not "Resignation"; a talk with a hiring manager, Zed's emails
     assert ns["v"] == "Lille; Brest"             # "left for Lille"; not Dijon (way back), Lyon, Nice, Quimper, Arles
     assert ns["c"] == "Quimper"                  # "Quimper is where my cousin lives": the cousin's statement
+    assert ns["h"] == "yes"                      # ", still sorting ...": a clause of its own, no hedge on Lorient
+    # (s and n above: the voucher I forgot to use is neither money spent nor a bike event)
 
 
 def test_a_lower_case_word_matches_its_synonyms_a_name_only_itself(hist):
@@ -128,6 +133,9 @@ def test_a_lower_case_word_matches_its_synonyms_a_name_only_itself(hist):
     assert ns["d"] == "yes" and ns["n"] == "2"  # the orthodontist visits, found and counted through "dentist"
     assert ns["c"] == "no"                       # a Name is only itself
     assert ns["s"][:3] == ["run", "ran", "race"] and "finished" in ns["s"]
+    from scroll.thesaurus import synonyms, variants
+    assert "run" in variants("running") and "stop" in variants("stopped") and synonyms("running")[0] == "run"
+    assert "cal" not in variants("called")   # only b d g m n p r t are doubled before -ing / -ed
 
 
 def test_the_system_prompt_documents_exactly_the_core_toolkit():

@@ -76,6 +76,10 @@ def test_no_generator_wording_or_family_name_in_the_writer_or_the_core_helpers()
     ("Which relative ran the Lakeside 10K?", "who_of", "Lakeside_10K"),
     ("Pull up the day I finished the Lakeside 10K.", "day_of", "Lakeside_10K"),  # "Pull": a verb, no name
     ("How many pilates workouts did I do?", "count_of", "pilates"),               # "workouts" only ranks
+    ("I forget, where do I live now?", "latest_of", "live"),                      # "forget" asks, no target
+    ("Where did I most recently get hired?", "latest_of", "hired"),               # "get" says little
+    ("How often did Nora and I go swimming?", "count_of", "Nora swimming"),       # the gerund is the activity
+    ("How many haircuts have I had since January?", "count_of", "haircuts"),      # no "January" required
 ])
 def test_plans_read_the_question(question, helper, must):
     plan = write_plan(question)
@@ -83,6 +87,15 @@ def test_plans_read_the_question(question, helper, must):
     assert must in plan.must, plan
     compile(plan.cell("solve"), "<cell>", "exec")
     compile(plan.cell("scan"), "<cell>", "exec")
+
+
+def test_scope_and_option_words_are_not_targets():
+    assert write_plan("Where did I most recently get hired?").kind == "org"
+    assert "January" not in write_plan("How many haircuts have I had since January?").cell("solve")
+    assert "March" in write_plan("How much did I spend on ferries in March?").must   # a month, not a scope
+    assert write_plan("What's my running total for ferries?").helper == "sum_of"
+    plan = write_plan("Which trip came first, the Lille holiday or the Nantes one?")
+    assert plan.helper == "first_of" and [o[0] for o in plan.options] == ["Lille holiday", "Nantes"]
 
 
 def test_a_relatives_question_reads_their_statements():

@@ -2,7 +2,7 @@
 the one table the helpers match with) and the writer's own word classes.
 
     group("taxis")   -> "taxi|cab|uber|lyft|rideshare|..."  (the word's synonym group)
-    VERBS, WEAK, TYPES: how the writer reads a question's content words
+    VERBS, LIGHT, WEAK, TYPES: how the writer reads a question's content words
 
 A word maps to the group whose members it is a variant of (plural, tense); unknown words
 stand for themselves. `WEAK` words are containers ("class", "visit", "time") that rank but
@@ -18,7 +18,10 @@ VERBS = set(("live living lives move moved work worked go went going get got get
              "join joined start started say said mention mentioned tell told buy bought make made "
              "happen happened come came bring brought call called add put shelled gone become became fix fixing "
              "taken give gave keep kept cut cutting seen used play played playing find found received receive "
-             "took doing").split())
+             "took doing hang hung hanging").split())
+# verbs that say little on their own ("get hired"): another verb of the question is the better target
+LIGHT = set("get got getting gotten have had do did done go went going gone make made take took taken come came "
+            "keep kept give gave put".split())
 # containers and measures: they rank but are never required
 WEAK = set(("class classes session sessions visit visits trip trips appointment appointments time times "
             "repair repairs ride rides thing things stuff total amount money cost costs bill bills lesson lessons "
@@ -48,6 +51,10 @@ def group(word: str) -> str:
 
 def is_verb(word: str) -> bool:
     return any(v in VERBS for v in _variants(word))
+
+
+def is_light(word: str) -> bool:
+    return any(v in LIGHT for v in _variants(word))
 
 
 def is_weak(word: str) -> bool:

@@ -46,11 +46,11 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "what's where's who's how's when's let let's me anything something one ones instance example "
              "kind sort type overall far more less expensive cheapest priciest biggest largest highest smallest "
              "lowest least most tally exact shown show showed actually sum up point everything anything told "
-             "running part out into checking check remember nowadays presently anymore while we've past present "
+             "part out into checking check remember nowadays presently anymore while we've past present "
              "also someone somebody anyone told they them their last january february march april may june july "
              "august september october november december behind wanted want drop latest sorry help looking "
              "frequently find mine again current currently plus ask asked asking across within during throughout "
-             "grand besides other apart aside").split())
+             "grand besides other apart aside forget forgot forgotten").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -138,6 +138,8 @@ def _content(text: str, names: list[str]) -> list[str]:
     out, nouns = [], set()
     for m in re.finditer(r"\b(?:a|an|the|my|some|many)\s+([A-Za-z][A-Za-z'-]*)", text, re.I):
         nouns.add(m.group(1).lower())  # "for a run", "how many runs": a noun, whatever else the word can be
+    for m in re.finditer(r"\b(?:go|goes|went|gone|going)\s+(\w+ing)\b", text, re.I):
+        nouns.add(m.group(1).lower())  # "went running", "go climbing": the activity
     for w in re.findall(r"[A-Za-z][A-Za-z'-]*", text):
         lw = w.lower().strip("'")
         if lw.endswith("'s"):
@@ -158,8 +160,9 @@ def _target(text: str, names: list[str]) -> tuple[str, str]:
     topics = [w for w in strong if syn.is_topic(w)]  # a noun we know ("dentist") before other nouns ("chair")
     must = list(names) + _one_per_group(topics or strong)
     about = _one_per_group(verbs + weak + ([w for w in strong if w not in topics] if topics else []))
-    if not must and about:           # only a verb ("live"): the verb is the target
-        must, about = about[:1], about[1:]
+    if not must and about:           # only verbs ("live"): the most telling one is the target
+        pick = next((a for a in about if not syn.is_light(a)), about[0])
+        must, about = [pick], [a for a in about if a != pick]
     taken = {syn.group(w) for w in must}
     return " ".join(must), " ".join(a for a in about if syn.group(a) not in taken)
 
@@ -234,6 +237,7 @@ def _label(phrase: str) -> str:
     which holiday came first" -> "Copenhagen")."""
     phrase = re.split(r"[:;?]|,\s*(?:which|what|who)\b|\s+(?:which|what) (?:came|happened|was)\b", phrase)[0]
     phrase = re.sub(r"\s+(?:came|happened|was|did i do|occurred)(?: first| earlier)?\s*$", "", phrase.strip(), flags=re.I)
+    phrase = re.sub(r"(\w)\s+one\s*$", r"\1", phrase.strip())  # "the Toronto one"
     return re.sub(r"^(?:the|my|our)\s+", "", phrase.strip(" ,"), flags=re.I) or phrase
 
 
@@ -247,7 +251,7 @@ def _event_must(phrase: str) -> str:
 
 _PLACE = re.compile(r"\b(?:city|cities|town|towns|country|countries|place|places|where|metro|area|region)\b", re.I)
 _ORG = re.compile(r"\b(?:company|companies|employer|employers|firm|firms|work|working|worked|job|jobs|workplace|"
-                  r"organi[sz]ation)\b", re.I)
+                  r"organi[sz]ation|hired|hire|employ|employs|employed|paychecks?)\b", re.I)
 _NAMED = ("latest_of", "earliest_of", "values_of", "previous_of")
 _COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bcount\b|\btally\b|\battendance\b|\btimes\b|"
                        r"\bhow frequently\b", re.I)
@@ -268,6 +272,8 @@ def write_plan(question: str) -> Plan:
 
 def _plan(question: str) -> Plan:
     q = _DISCOURSE.sub("", " ".join(question.strip().split())).strip() or question.strip()
+    q = re.sub(r"\b(?:running|grand) (totals?)\b", r"\1", q, flags=re.I)  # a total, not a run
+    q = _SINCE.sub("", q).strip()  # "since January", "this year": the whole history is the scope
     names = _names(q)
     rel = re.search(rf"\bmy ({_PEOPLE_RX})\b(?!'s)|\bmy ({_PEOPLE_RX})'s (?:current |new |present )?(?:city|home|address|"
                     rf"place|town|country|job|employer|company)\b", q, re.I)
@@ -319,7 +325,9 @@ def _plan(question: str) -> Plan:
             return Plan("first", "first_of", "", context, who, tuple((lb, _event_must(lb)) for lb in labels))
     counting = _COUNTING.search(q)
     moneyish = _MONEY.search(q) or _BILLS.search(q) or _MONEY_TOPIC.search(q)
+    units = [w for w in re.findall(r"[a-z]+s\b", q.lower()) if syn.is_weak(w) and w not in ("bills", "costs")]
     if (_RX["sum"].search(q) and (moneyish or not counting)) or \
+            (re.search(r"\btotal\b", q, re.I) and not counting and not units) or \
             (counting and _BILLS.search(q) and not re.search(r"\bhow many\b", q, re.I)):
         groups = must.split()
         if len(groups) > 1 and re.search(r"\b(?:and|plus|&)\b", q) and not names:
@@ -340,6 +348,9 @@ def _plan(question: str) -> Plan:
     return Plan("entity", helper, must, about, who)
 
 
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_SINCE = re.compile(rf"\s*\b(?:since (?:{_MONTHS}|the (?:start|beginning) of (?:the year|{_MONTHS}))|"
+                    rf"this year)\b", re.I)  # a scope from the history's start (not "in March": a month's)
 _PAST = re.compile(r"\b(?:grew|grow up|growing up|childhood|as a kid|college|ever|originally|past)\b", re.I)
 
 
