@@ -19,7 +19,7 @@ _SYNONYM_GROUPS = [
     "residence|new_place|movers",
     "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
     "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
-    "signed_on|colleagues|paycheck|salary|team|workplace",
+    "signed_on|colleagues|paycheck|salary|team|workplace|took_me_on|brought_me_on|gig",
     # everyday activities
     "dentist|dental|teeth|tooth|hygienist|orthodontist",
     "haircut|hair|barber|trim|hairdresser|salon|clippers|fade",

@@ -65,8 +65,8 @@ _REQUEST = _re.compile(r"\W*(?:(?:can|could|would|will) you|please|help me|let's
 _PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|,\s+and\s+(?=[A-Z])|"
                       r",?\s+(?=who\b|who's\b|whose\b)|,?\s+since\s+(?=(?:he|she|they|his|her|their|its)\b)|"
-                      r",\s+(?=(?:already|now|still|just|probably)?\s*[a-z]+ing\b)")  # ", still sorting the photos"
-_THIRD = _re.compile(r"\s*(?:he|she|they|his|her|their|its)\b", _re.I)   # a clause about someone else
+                      r",\s+(?=(?:already|now|still|just|probably)?\s*[a-z]+ing\b)|,\s+(?=(?:someone|somebody)\b)")  # ", still sorting the photos"
+_THIRD = _re.compile(r"\s*(?:he|she|they|his|her|their|its|someone|somebody)\b", _re.I)  # a clause about someone else
 _HELPED = _re.compile(r"\b(?i:help)(?:ed|ing|s)?\s+(?:out\s+)?([A-Z][a-z]+)\b")  # "helped Ana carry boxes": Ana's event
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"
                        r"(?!'s)", _re.I)
@@ -211,13 +211,20 @@ def _subject(sentence, vocab=frozenset()):
     return "me"  # "Quality time with Ana ...": no Name starts it
 
 
+def _my_amounts(text):
+    """The amounts of a text's clauses about me ("..., someone paid $60 for one": not mine)."""
+    return [float((a or b).replace(",", "")) for c in _CLAUSE.split(text) if not _THIRD.match(c)
+            for a, b in _MONEY.findall(c)]
+
+
 class Fact:
     def __init__(self, hit, text, score, vocab=frozenset()):
         self.seq, self.session, self.time, self.text, self.score = hit.seq, hit.session, hit.time, text, score
         self.message = hit.text or ""
         self.vocab = vocab
         self.names = _names(text, (), vocab)
-        self.amounts = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(text)]
+        self.amounts = _my_amounts(text)
+        self.pronoun = None  # the relation a leading "she" / "they" stands for (facts sets it)
         self.day, self.dated = _dt.date.fromisoformat(hit.time[:10]), False
         for where in (text, hit.text or ""):  # the statement's own when-word, else its message's
             for rx, back in _WHEN:
@@ -257,7 +264,12 @@ def facts(hits, must, about="", who=None, any_time=False):
                 continue
             if _REQUEST.match(sent):
                 continue
-            subj = _subject(sent, vocab)
+            subj, pronoun = _subject(sent, vocab), None
+            if _re.match(r"\W*(?:he|she|they)\b", sent, _re.I):  # "Helped my aunt pack; she's relocating ...": the aunt
+                before = (h.text or "")[:max(0, (h.text or "").find(sent))]
+                ref = [r.lower() for r in _re.findall(r"\b(?:my|our)\s+([a-z-]+)\b(?!')", before, _re.I)
+                       if r.lower() in _PEOPLE]
+                subj = pronoun = ref[-1] if ref else subj
             if subj.startswith("name:") and _stem(subj[5:]) in anchors:
                 subj = "me"  # the question's own name is the subject ("Juniper sleeps on our bed now")
             # the clauses that hold the target decide: "I ran it last year and want to again" is no plan;
@@ -285,7 +297,11 @@ def facts(hits, must, about="", who=None, any_time=False):
                 continue
             if any(_HEDGE.search(c) for c in said) or (not any_time and any(_BACKDATED.search(c) for c in said)):
                 continue
+            if any(any(_has([_stem(w)], a) for g in need for a in g)
+                   for c in said for w in _re.findall(r"\bno\s+([a-z-]+)", c, _re.I)):
+                continue  # "the barber was closed, so no haircut": the target did not happen
             f = Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab)
+            f.pronoun = pronoun  # the relation "she" / "they" stands for: their clauses are the statement's own
             at = (h.text or "").find(sent)  # "You know who hired me? Acme!": the answer follows a question
             f.after = (h.text[at + len(sent) + 1:].strip() if at >= 0 and h.text[at + len(sent):at + len(sent) + 1] == "?"
                        else "")
@@ -327,7 +343,8 @@ def _value(f, must, about, kind=None, besides=()):
     skip = [" ".join(w.split("_")) for g in str(must).split() + str(about).split() for w in g.split("|")]
     skip += [str(b).replace("_", " ") for b in besides]
     names = _names(f.text, skip, f.vocab)
-    theirs = {n for c in _CLAUSE.split(f.text) if _THIRD.match(c) for n in _names(c, skip, f.vocab)}
+    theirs = set() if f.pronoun else \
+        {n for c in _CLAUSE.split(f.text) if _THIRD.match(c) for n in _names(c, skip, f.vocab)}
     names = [n for n in names if n not in theirs]  # "... since their tenants left for Rome": not my value
     if not names and getattr(f, "after", ""):  # "You know who hired me? Acme!"
         names = _names(f.after, skip, f.vocab)[:1]
@@ -352,6 +369,7 @@ def _value(f, must, about, kind=None, besides=()):
         fit = [n for n in names if after(n, _KIND[kind])] or \
             [n for n in free if _re.search(_re.escape(n) + r"\s+(?:is|was|'s)\s+(?:where|my|our)\b", f.text)] or \
             [n for n in free if near(n)] or \
+            [n for n in free if _re.search(_re.escape(n) + r"\s+[a-z]+\s+(?:me|us)\b", f.text)] or \
             [n for n in free if after(n, ("is", "it's", "was"))] or [n for n in free if lead.startswith(n)]
         return fit[-1] if fit else None
     return names[-1] if len(names) > 1 and after(names[-1], ("to", "in", "at", "for", "joined")) \
@@ -508,7 +526,7 @@ def smallest_of(hits, must, about="", who=None):
 def _spent(f):
     """True when the statement (or its message, for a lone amount) says money was spent."""
     if not f.amounts and f.message:
-        found = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(f.message)]
+        found = _my_amounts(f.message)
         f.amounts = found if len(found) == 1 else []
     return bool(f.amounts) and not _UNSPENT.search(f.text)
 

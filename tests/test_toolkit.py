@@ -176,3 +176,23 @@ def test_helpers_through_agent_run_in_the_sandboxed_kernel(hist):
         res = agent.run("How often did I see the orthodontist?")
     assert res.reason == "final" and res.answer == "2", (res, exposures)
     assert "ANSWER: 2 | evidence seqs:" in exposures[0] and "Error" not in exposures[0]
+
+
+def test_pronouns_negated_targets_and_other_payers(log):
+    """'she' after 'my aunt' is the aunt; 'so no haircut' did not happen; the amount someone else
+    paid is not mine; 'Tern Analytics took me on' names my employer."""
+    for session, day, text in [
+        ("s0", "01", "My aunt moved to Graz in the spring."),
+        ("s1", "02", "Helped my aunt pack; she's relocating to Linz."),
+        ("s2", "03", "Fresh haircut at the barber today."),
+        ("s3", "04", "The barber was closed, so no haircut."),
+        ("s4", "05", "Cab to the station, $42."),
+        ("s5", "06", "Cab fares are silly, someone paid $60 for one."),
+        ("s6", "07", "First week at Vexa Labs wrapped up, nice people."),
+        ("s7", "08", "Handed in my notice, and Tern Analytics took me on as an engineer."),
+    ]:
+        log.append(session=session, role="user", text=text, time=f"2026-05-{day}T09:00:00Z")
+    out, ns = _run(log, 'a = latest_of(user_turns(), "live", who="aunt", kind="place")\n'
+                        'h = count_of(user_turns(), "haircut")\nt = sum_of(user_turns(), "cab")\n'
+                        'w = latest_of(ms.search(widen("work"), k=None, role="user"), "work", kind="org")')
+    assert ns["a"] == "Linz" and ns["h"] == "1" and ns["t"] == "$42" and ns["w"] == "Tern Analytics", out
