@@ -16,7 +16,7 @@ sandboxed kernel (scroll.prompts.TOOLKIT_SOURCE).
 _SYNONYM_GROUPS = [
     # where one lives / works
     "live|living|lives|move|moved|relocate|home|based|settle|apartment|flat|address|lease|house|reside|resident|"
-    "residence|new_place|movers",
+    "residence|new_place|movers|life_in|for_good",
     "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
     "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
     "signed_on|colleagues|paycheck|salary|team|workplace|took_me_on|brought_me_on|gig",

@@ -65,7 +65,7 @@ _REQUEST = _re.compile(r"\W*(?:(?:can|could|would|will) you|please|help me|let's
 _PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|,\s+and\s+(?=[A-Z])|"
                       r",?\s+(?=who\b|who's\b|whose\b)|,?\s+since\s+(?=(?:he|she|they|his|her|their|its)\b)|"
-                      r",\s+(?=(?:already|now|still|just|probably)?\s*[a-z]+ing\b)|,\s+(?=(?:someone|somebody)\b)")  # ", still sorting the photos"
+                      r",\s+(?=(?:already|now|still|just|probably)?\s*[a-z]+ing\b)|,\s+(?=(?:someone|somebody|he|she|they)\b)")  # ", still sorting the photos"
 _THIRD = _re.compile(r"\s*(?:he|she|they|his|her|their|its|someone|somebody)\b", _re.I)  # a clause about someone else
 _HELPED = _re.compile(r"\b(?i:help)(?:ed|ing|s)?\s+(?:out\s+)?([A-Z][a-z]+)\b")  # "helped Ana carry boxes": Ana's event
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"
@@ -193,6 +193,8 @@ def _subject(sentence, vocab=frozenset()):
     m = _re.match(r"(?:my|our)\s+(?:[a-z-]+\s+)?([a-z-]+)('s)?\b", s, _re.I)  # "our upstairs neighbor"
     if not (m and m.group(1).lower() in _PEOPLE):
         m = _re.match(r"(?:my|our)\s+([a-z-]+)('s)?\b", s, _re.I)
+    if not (m and m.group(1).lower() in _PEOPLE):  # "Mom finally moved ...", "Cousin Jo bought ..."
+        m = _re.match(r"([A-Z][a-z-]+)('s)?\b(?!\s+(?:[A-Z][a-z]+\s+)?(?:and|&)\s+(?:I|me)\b)", s)
     if m and m.group(1).lower() in _PEOPLE:
         return "other" if m.group(2) else m.group(1).lower()
     if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I) or \

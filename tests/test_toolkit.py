@@ -180,7 +180,8 @@ def test_helpers_through_agent_run_in_the_sandboxed_kernel(hist):
 
 def test_pronouns_negated_targets_and_other_payers(log):
     """'she' after 'my aunt' is the aunt; 'so no haircut' did not happen; the amount someone else
-    paid is not mine; 'Tern Analytics took me on' names my employer."""
+    paid is not mine; 'Tern Analytics took me on' names my employer; a capitalised relation word
+    starts someone else's statement; another person's clause hedges nothing of mine."""
     for session, day, text in [
         ("s0", "01", "My aunt moved to Graz in the spring."),
         ("s1", "02", "Helped my aunt pack; she's relocating to Linz."),
@@ -190,9 +191,16 @@ def test_pronouns_negated_targets_and_other_payers(log):
         ("s5", "06", "Cab fares are silly, someone paid $60 for one."),
         ("s6", "07", "First week at Vexa Labs wrapped up, nice people."),
         ("s7", "08", "Handed in my notice, and Tern Analytics took me on as an engineer."),
+        ("s8", "09", "Mom finally made the move to Cork."),
+        ("s9", "10", "Cousin Jo just bought a house in Aarhus."),
+        ("sa", "11", "Coffee with Tomas again, he's moving soon."),
     ]:
         log.append(session=session, role="user", text=text, time=f"2026-05-{day}T09:00:00Z")
     out, ns = _run(log, 'a = latest_of(user_turns(), "live", who="aunt", kind="place")\n'
                         'h = count_of(user_turns(), "haircut")\nt = sum_of(user_turns(), "cab")\n'
-                        'w = latest_of(ms.search(widen("work"), k=None, role="user"), "work", kind="org")')
+                        'w = latest_of(ms.search(widen("work"), k=None, role="user"), "work", kind="org")\n'
+                        'm = latest_of(user_turns(), "move", who="mom", kind="place")\n'
+                        'i = latest_of(user_turns(), "move", kind="place")\nc = count_of(user_turns(), "Tomas coffee")')
     assert ns["a"] == "Linz" and ns["h"] == "1" and ns["t"] == "$42" and ns["w"] == "Tern Analytics", out
+    assert ns["m"] == "Cork" and ns["i"] == "unknown"   # "Mom ...", "Cousin Jo ...": their moves, not mine
+    assert ns["c"] == "1"                                # ", he's moving soon": his plan, not a hedge on the coffee
