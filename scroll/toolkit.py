@@ -73,7 +73,8 @@ _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w
 _BACKDATED = _re.compile(
     r"\b(?:back in|back then|way back|long ago|years ago|ages ago|used to|as a (?:kid|child|student|teen)|"
     r"when I was|growing up|grew up|college|childhood|once lived|formerly|previously|last year)\b", _re.I)
-_WHEN = [(_re.compile(r"\b(?:yesterday|last night)\b", _re.I), 1),
+_WHEN = [(_re.compile(r"\bthe day before yesterday\b", _re.I), 2),
+         (_re.compile(r"\b(?:yesterday|last night)\b", _re.I), 1),
          (_re.compile(r"\b(?:today|this (?:morning|afternoon|evening)|earlier today|tonight|just now)\b", _re.I), 0),
          (_re.compile(r"\b(\d+|two|three|four|five|six) days ago\b", _re.I), None)]
 _NUMS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -333,7 +334,7 @@ def _best(rows):
 
 
 _CARRIED = set("took brought carried fetched drove walked picked".split())  # "took Rex home": Rex is no place
-_KIND = {"place": ("in", "to", "near", "around", "left for", "headed for", "off for"),
+_KIND = {"place": ("in", "to", "near", "around", "left for", "headed for", "off for", "hello from"),
          "org": ("at", "for", "joined", "join", "with", "by", "from"),
          "person": ("with", "met", "saw", "and", "joined")}
 
@@ -353,7 +354,7 @@ def _value(f, must, about, kind=None, besides=()):
 
     def after(n, preps):  # ", and Acme hired me": a clause starts, "and" is no preposition there
         alts = "|".join("(?<!, )and" if p == "and" else p for p in preps)
-        return _re.search(r"\b(?:" + alts + r")\s+(?:the\s+)?" + _re.escape(n) + r"\b", f.text) is not None
+        return _re.search(r"\b(?i:" + alts + r")\s+(?:the\s+)?" + _re.escape(n) + r"\b", f.text) is not None
 
     if kind in _KIND:
         other = [p for k, ps in _KIND.items() if k != kind for p in ps]

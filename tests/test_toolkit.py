@@ -204,3 +204,12 @@ def test_pronouns_negated_targets_and_other_payers(log):
     assert ns["a"] == "Linz" and ns["h"] == "1" and ns["t"] == "$42" and ns["w"] == "Tern Analytics", out
     assert ns["m"] == "Cork" and ns["i"] == "unknown"   # "Mom ...", "Cousin Jo ...": their moves, not mine
     assert ns["c"] == "1"                                # ", he's moving soon": his plan, not a hedge on the coffee
+
+
+def test_day_before_yesterday_and_a_greeting_from_home(log):
+    log.append(session="s0", role="user", text="We adopted a kitten the day before yesterday, we named her Olive.",
+               time="2026-05-05T09:00:00Z")
+    log.append(session="s1", role="user", text="Hello from Tromso, my new home!", time="2026-05-06T09:00:00Z")
+    out, ns = _run(log, 'd = day_of(user_turns(), "Olive", about="adopt")\n'
+                        'c = latest_of(user_turns(), "home", kind="place")')
+    assert ns["d"] == "2026-05-03" and ns["c"] == "Tromso", out
