@@ -98,7 +98,8 @@ def children_cpu_s() -> float:
 # what decides a run's programs and their outcome beside the model: the teachers, the task packs, the
 # system prompt and the kernel prelude (a cached collect or eval step reruns when one of them changed)
 CODE_FILES = sorted([*(ROOT / "scroll" / "policies").glob("*.py"), *(ROOT / "scroll" / "packs").rglob("*.py"),
-                     *(ROOT / "scroll" / f for f in ("toolkit.py", "thesaurus.py", "prompts.py"))])
+                     *(ROOT / "scroll" / f for f in ("toolkit.py", "statements.py", "thesaurus.py",
+                                                     "prompts.py"))])
 
 
 def fingerprint(*paths: Path) -> str | None:

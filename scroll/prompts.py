@@ -16,10 +16,11 @@ def final(answer):
     ms.final(str(answer))
 '''
 
-# The question-agnostic helpers of scroll/toolkit.py, over the thesaurus of scroll/thesaurus.py,
+# The question-agnostic helpers of scroll/toolkit.py, over the thesaurus of scroll/thesaurus.py and the
+# statement reading of scroll/statements.py,
 # defined in the kernel after `final` (one source of truth: the host tests exec the same files).
 TOOLKIT_SOURCE = "\n".join((Path(__file__).with_name(f)).read_text(encoding="utf-8")
-                           for f in ("thesaurus.py", "toolkit.py"))
+                           for f in ("thesaurus.py", "statements.py", "toolkit.py"))
 KERNEL_PRELUDE = FINAL_PRELUDE + "\n" + TOOLKIT_SOURCE
 
 SYSTEM_PROMPT = """You are an agent whose whole history lives in an append-only event log outside this prompt.

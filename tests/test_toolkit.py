@@ -1,4 +1,4 @@
-"""The core kernel helpers (scroll/toolkit.py): question-agnostic English over `ms` hits.
+"""The core kernel helpers (scroll/toolkit.py over scroll/statements.py): question-agnostic English over `ms` hits.
 
 What they compute on a small hand-written history (not the generator's wording), that the
 system prompt documents exactly them, and that they work through `Agent.run` in the real
@@ -142,17 +142,18 @@ def test_the_system_prompt_documents_exactly_the_core_toolkit():
     from scroll.prompts import KERNEL_PRELUDE, SYSTEM_PROMPT
 
     src = Path(__file__).resolve().parents[1] / "scroll" / "toolkit.py"
-    public = {n.name for n in ast.parse(src.read_text()).body if isinstance(n, ast.FunctionDef)
-              and not n.name.startswith("_")}
+    reading = src.with_name("statements.py")   # how a statement is read: `facts` and its helpers
+    public = {n.name for f in (src, reading) for n in ast.parse(f.read_text()).body
+              if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
     assert public == {"facts", "latest_of", "earliest_of", "values_of", "count_of", "day_of", "sum_of", "first_of",
                       "days_apart", "ever", "said_about", "user_turns", "previous_of", "who_of", "largest_of",
                       "smallest_of", "difference", "compare"}
     section = SYSTEM_PROMPT.split("Helpers over hits")[1].split("Rules:")[0]
     documented = set(re.findall(r"\b([a-z_]+)\((?:hits|\.\.\.|\))", section))
     assert documented == public
-    assert src.read_text() in KERNEL_PRELUDE
     thesaurus = src.with_name("thesaurus.py")
-    assert thesaurus.read_text() in KERNEL_PRELUDE
+    at = [KERNEL_PRELUDE.index(f.read_text()) for f in (thesaurus, reading, src)]
+    assert at == sorted(at)   # each file in the prelude, in the order that defines what the next one uses
     kernel_side = {n.name for n in ast.parse(thesaurus.read_text()).body if isinstance(n, ast.FunctionDef)
                    and not n.name.startswith("_")}
     assert kernel_side == {"synonyms", "widen", "variants"}  # variants: the host's word classes read it too

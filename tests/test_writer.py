@@ -19,7 +19,7 @@ from scroll.policies.writer import ProgramWriter, write_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER_FILES = [ROOT / "scroll" / "policies" / f for f in ("writer.py", "synonyms.py", "stepper.py")] + \
-    [ROOT / "scroll" / "toolkit.py", ROOT / "scroll" / "thesaurus.py"]
+    [ROOT / "scroll" / "toolkit.py", ROOT / "scroll" / "statements.py", ROOT / "scroll" / "thesaurus.py"]
 
 
 def test_the_writer_imports_nothing_of_the_generator_or_the_pack():
