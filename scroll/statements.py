@@ -175,8 +175,9 @@ def _subject(sentence, vocab=frozenset()):
         return "other"  # "A gym buddy of my brother moved to Oslo": the buddy's event
     if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
             _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s) or \
-            _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* (?:is|was|'s|has been|became) (?:my|our|where)\b", s):
-        return "me"  # "Long day, I ate out", "Acme hired me", "Oslo is my home now": my event
+            _re.search(r"(?:^|, )[A-Z][\w'-]*(?: [A-Z][\w'-]*)* (?:is|was|'s|has been|became) (?:\w+ly )?(?:my|our|where)\b",
+                       s):
+        return "me"  # "Long day, I ate out", "Acme hired me", "..., Acme is now my employer": my event
     m = _re.match(r"([A-Z][a-z]+)\b(?! (?:on|in|at|of|for|to|by)\b)", s)  # not "Cash on the"
     if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab \
             and not _re.match(r"[A-Z][a-z]+ and (?:I|me)\b", s) \
@@ -320,7 +321,10 @@ def _value(f, must, about, kind=None, besides=()):
         free = [n for n in names if not after(n, other)]
         lead = _re.sub(r"^.*:\s*", "", f.text)  # "Update: Oslo feels like home": the clause's first word
         fit = [n for n in names if after(n, _KIND[kind])] or \
-            [n for n in free if _re.search(_re.escape(n) + r"\s+(?:is|was|'s)\s+(?:where|my|our)\b", f.text)] or \
+            [n for n in free if _re.search(_re.escape(n) + r"\s+(?:is|was|'s)\s+(?:\w+ly\s+)?(?:where|my|our)\b",
+                                           f.text)] or \
+            [n for n in names if _re.search(_re.escape(n) + r",?\s+(?:so\s+)?(?:that's|that is|which is|it's)\s+"
+                                            r"(?:(?:now|officially)\s+)?(?:my|our)\b", f.text)] or \
             [n for n in free if near(n)] or \
             [n for n in free if _re.search(_re.escape(n) + r"\s+[a-z]+\s+(?:me|us)\b", f.text)] or \
             [n for n in free if after(n, ("is", "it's", "was"))] or [n for n in free if lead.startswith(n)]

@@ -195,16 +195,20 @@ def test_pronouns_negated_targets_and_other_payers(log):
         ("s8", "09", "Mom finally made the move to Cork."),
         ("s9", "10", "Cousin Jo just bought a house in Aarhus."),
         ("sa", "11", "Coffee with Tomas again, he's moving soon."),
+        ("sb", "06", "Badge printed, Orchard Payments is officially my workplace."),
+        ("sc", "07", "Jumped ship to Halcyon Games, so that's my new workplace."),
     ]:
         log.append(session=session, role="user", text=text, time=f"2026-05-{day}T09:00:00Z")
     out, ns = _run(log, 'a = latest_of(user_turns(), "live", who="aunt", kind="place")\n'
                         'h = count_of(user_turns(), "haircut")\nt = sum_of(user_turns(), "cab")\n'
                         'w = latest_of(ms.search(widen("work"), k=None, role="user"), "work", kind="org")\n'
                         'm = latest_of(user_turns(), "move", who="mom", kind="place")\n'
-                        'i = latest_of(user_turns(), "move", kind="place")\nc = count_of(user_turns(), "Tomas coffee")')
+                        'i = latest_of(user_turns(), "move", kind="place")\nc = count_of(user_turns(), "Tomas coffee")\n'
+                        'o = values_of(user_turns(), "workplace", kind="org")')
     assert ns["a"] == "Linz" and ns["h"] == "1" and ns["t"] == "$42" and ns["w"] == "Tern Analytics", out
     assert ns["m"] == "Cork" and ns["i"] == "unknown"   # "Mom ...", "Cousin Jo ...": their moves, not mine
     assert ns["c"] == "1"                                # ", he's moving soon": his plan, not a hedge on the coffee
+    assert {"Orchard Payments", "Halcyon Games"} <= set(ns["o"].split("; "))  # "X is officially my ...", "X, so that's my ..."
 
 
 def test_day_before_yesterday_and_a_greeting_from_home(log):
