@@ -231,6 +231,7 @@ def facts(hits, must, about="", who=None, any_time=False):
     need, rank = _groups(must), _groups(about)
     anchors = {a[0] for g in need for a in g}  # "Oslo" of "Oslo_Half_Marathon" too
     vocab, out = _vocab(hits), []
+    off = {_stem(c) for grp in str(must or "").split() for a in grp.split("|") for c in _contrary(a)}
     for h in sorted(hits, key=lambda h: h.seq):
         for sent in _SPLIT.split(h.text or ""):
             sent = sent.strip()
@@ -275,6 +276,8 @@ def facts(hits, must, about="", who=None, any_time=False):
             if any(any(_has([_stem(w)], a) for g in need for a in g)
                    for c in said for w in _re.findall(r"\bno\s+([a-z-]+)", c, _re.I)):
                 continue  # "the barber was closed, so no haircut": the target did not happen
+            if off and any(_stem(w) in off for c in said for w in _WORD.findall(c)):
+                continue  # "in Bodo for a conference, home on Sunday": a trip, not where I live
             f = Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab)
             f.pronoun = pronoun  # the relation "she" / "they" stands for: their clauses are the statement's own
             at = (h.text or "").find(sent)  # "You know who hired me? Acme!": the answer follows a question

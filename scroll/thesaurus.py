@@ -44,6 +44,10 @@ _SYNONYM_GROUPS = [
     "grew|grow|childhood|raised",
     "pet|dog|cat|puppy|kitten",
 ]
+# words that make a statement about a group's meaning something else: a trip is not where one lives
+_CONTRARY = {
+    "live": "visit|visiting|visited|trip|briefly|hotel|conference|itinerary|layover|sightseeing",
+}
 _SYNONYM_INDEX = {}
 for _g in _SYNONYM_GROUPS:
     for _w in _g.split("|"):
@@ -82,3 +86,10 @@ def widen(words):
     for w in str(words or "").replace("|", " ").split():
         out += [s.replace("_", " ") for s in synonyms(w)]
     return " ".join(dict.fromkeys(" ".join(out).split()))
+
+
+def _contrary(word):
+    """Words that, in the same clause, make a statement using `word` (or a synonym) mean something
+    else ("live": a visit, a trip, a hotel); [] for most words."""
+    group = synonyms(word)
+    return [c for head, alts in _CONTRARY.items() if head in group for c in alts.split("|")]

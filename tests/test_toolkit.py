@@ -211,10 +211,12 @@ def test_pronouns_negated_targets_and_other_payers(log):
     assert {"Orchard Payments", "Halcyon Games"} <= set(ns["o"].split("; "))  # "X is officially my ...", "X, so that's my ..."
 
 
-def test_day_before_yesterday_and_a_greeting_from_home(log):
+def test_day_before_yesterday_a_greeting_from_home_and_a_trip(log):
     log.append(session="s0", role="user", text="We adopted a kitten the day before yesterday, we named her Olive.",
                time="2026-05-05T09:00:00Z")
     log.append(session="s1", role="user", text="Hello from Tromso, my new home!", time="2026-05-06T09:00:00Z")
+    log.append(session="s2", role="user", text="In Bodo for a conference this week, home on Sunday.",
+               time="2026-05-07T09:00:00Z")  # a trip, not where I live
     out, ns = _run(log, 'd = day_of(user_turns(), "Olive", about="adopt")\n'
                         'c = latest_of(user_turns(), "home", kind="place")')
     assert ns["d"] == "2026-05-03" and ns["c"] == "Tromso", out
