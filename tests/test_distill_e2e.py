@@ -58,7 +58,8 @@ def test_small_distillation_experiment(tmp_path, smollm2_dir):
         stamp = json.loads((work / "sft-r1" / "merged" / "scroll-model.json").read_text())
         assert Path(stamp["base_model"]) == work / "sft-r0" / "merged"
         # its new rows beside as many replayed from round 0's data (--replay 1)
-        assert r1["replay"]["new"] == new_in_r1 and r1["replay"]["replayed"] == min(new_in_r1, r1["replay"]["drawn_from"])
+        mix = r1["replay"]
+        assert mix["new"] == new_in_r1 and mix["replayed"] == min(new_in_r1, mix["drawn_from"])
     # round 1: 3 train tasks x 2 samples at temperature 0.7; the checker's verdicts add up
     s = r1["samples"]
     assert s["records"] == 6 and s["tasks"] == 3 and s["temperature"] == 0.7 and s["seeds"] == [1000, 1001]
