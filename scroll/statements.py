@@ -175,8 +175,8 @@ def _subject(sentence, vocab=frozenset()):
         return "other"  # "A gym buddy of my brother moved to Oslo": the buddy's event
     if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
             _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s) or \
-            _re.search(r"(?:^|, )[A-Z][\w'-]*(?: [A-Z][\w'-]*)* (?:is|was|'s|has been|became) (?:\w+ly )?(?:my|our|where)\b",
-                       s):
+            _re.search(r"(?:^|, )[A-Z][\w'-]*(?: [A-Z][\w'-]*)* (?:is|was|'s|has been|became) "
+                       r"(?:\w+ly )?(?:my|our|where)\b", s):
         return "me"  # "Long day, I ate out", "Acme hired me", "..., Acme is now my employer": my event
     m = _re.match(r"([A-Z][a-z]+)\b(?! (?:on|in|at|of|for|to|by)\b)", s)  # not "Cash on the"
     if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab \
