@@ -8,7 +8,9 @@ the matching widens by itself:
     synonyms("runs")          -> ['run', 'ran', 'race', 'finish', ...]   (an unknown word: [word])
     widen("Leo run")          -> 'Leo run ran race finish ...'            (a query for ms.search)
 
-Capitalised words (Names) and `_` phrases stand for themselves. The program writer
+Capitalised words (Names) and `_` phrases stand for themselves. `_CONTRARY` lists, per group, words
+that turn a clause into something else (a trip is not where one lives); scroll/statements.py drops
+such clauses. The program writer
 (scroll.policies.writer) reads the same table on the host (scroll.policies.synonyms), so the
 teacher and the kernel cannot drift apart. Standard library only: this file runs in the
 sandboxed kernel (scroll.prompts.TOOLKIT_SOURCE).
