@@ -36,6 +36,12 @@ def hist(log):
     return log
 
 
+def _say(log, month: str, turns) -> None:
+    """Append (session, day, text) user turns, each at 09:00 of that day of 2026-MONTH."""
+    for session, day, text in turns:
+        log.append(session=session, role="user", text=text, time=f"2026-{month}-{day}T09:00:00Z")
+
+
 def _run(log, code: str):
     k = SimKernel(log, session="toolkit", record=False)
     r = k.execute('hits = ms.search("the", k=None, role="user") or user_turns()\n' + code)
@@ -89,7 +95,7 @@ def test_whose_statement_read_as_english(log):
     """A capitalised first word is no Name (nor the subject) when the history writes it in lower case,
     a preposition or a noun follows it and the history never writes it mid-sentence; a request to
     the assistant states nothing; a purpose is no plan; a friend of my brother is not my brother."""
-    for session, day, text in [
+    _say(log, "04", [
         ("s00", "01", "Big news: I packed up and left for Lille, the move is done."),
         ("s01", "03", "Cash at the till, $40, and the shop fixed the brakes on my bike."),
         ("s02", "04", "Could you help me plan a ride to Porto on my bike?"),
@@ -107,8 +113,7 @@ def test_whose_statement_read_as_english(log):
         ("s14", "16", "Theo just relocated to Arles."),
         ("s15", "17", "Back from my holiday in Lorient, still sorting the photos."),
         ("s16", "18", "Forgot to use my $15 voucher on the bike parts, annoying."),
-    ]:
-        log.append(session=session, role="user", text=text, time=f"2026-04-{day}T09:00:00Z")
+    ])
     out, ns = _run(log, 's = sum_of(user_turns(), "bike")\nn = count_of(user_turns(), "bike")\n'
                         'b = latest_of(user_turns(), "move", who="brother")\nm = latest_of(user_turns(), "settle")\n'
                         'r = count_of(user_turns(), "Nora run")\nw = latest_of(user_turns(), "work", kind="org")\n'
@@ -183,7 +188,7 @@ def test_pronouns_negated_targets_and_other_payers(log):
     """'she' after 'my aunt' is the aunt; 'so no haircut' did not happen; the amount someone else
     paid is not mine; 'Tern Analytics took me on' names my employer; a capitalised relation word
     starts someone else's statement; another person's clause hedges nothing of mine."""
-    for session, day, text in [
+    _say(log, "05", [
         ("s0", "01", "My aunt moved to Graz in the spring."),
         ("s1", "02", "Helped my aunt pack; she's relocating to Linz."),
         ("s2", "03", "Fresh haircut at the barber today."),
@@ -197,26 +202,25 @@ def test_pronouns_negated_targets_and_other_payers(log):
         ("sa", "11", "Coffee with Tomas again, he's moving soon."),
         ("sb", "06", "Badge printed, Orchard Payments is officially my workplace."),
         ("sc", "07", "Jumped ship to Halcyon Games, so that's my new workplace."),
-    ]:
-        log.append(session=session, role="user", text=text, time=f"2026-05-{day}T09:00:00Z")
+    ])
     out, ns = _run(log, 'a = latest_of(user_turns(), "live", who="aunt", kind="place")\n'
                         'h = count_of(user_turns(), "haircut")\nt = sum_of(user_turns(), "cab")\n'
                         'w = latest_of(ms.search(widen("work"), k=None, role="user"), "work", kind="org")\n'
                         'm = latest_of(user_turns(), "move", who="mom", kind="place")\n'
-                        'i = latest_of(user_turns(), "move", kind="place")\nc = count_of(user_turns(), "Tomas coffee")\n'
+                        'i = latest_of(user_turns(), "move", kind="place")\n'
+                        'c = count_of(user_turns(), "Tomas coffee")\n'
                         'o = values_of(user_turns(), "workplace", kind="org")')
     assert ns["a"] == "Linz" and ns["h"] == "1" and ns["t"] == "$42" and ns["w"] == "Tern Analytics", out
     assert ns["m"] == "Cork" and ns["i"] == "unknown"   # "Mom ...", "Cousin Jo ...": their moves, not mine
     assert ns["c"] == "1"                                # ", he's moving soon": his plan, not a hedge on the coffee
-    assert {"Orchard Payments", "Halcyon Games"} <= set(ns["o"].split("; "))  # "X is officially my ...", "X, so that's my ..."
+    # "X is officially my ...", "X, so that's my ...": X is the value
+    assert {"Orchard Payments", "Halcyon Games"} <= set(ns["o"].split("; "))
 
 
 def test_day_before_yesterday_a_greeting_from_home_and_a_trip(log):
-    log.append(session="s0", role="user", text="We adopted a kitten the day before yesterday, we named her Olive.",
-               time="2026-05-05T09:00:00Z")
-    log.append(session="s1", role="user", text="Hello from Tromso, my new home!", time="2026-05-06T09:00:00Z")
-    log.append(session="s2", role="user", text="In Bodo for a conference this week, home on Sunday.",
-               time="2026-05-07T09:00:00Z")  # a trip, not where I live
+    _say(log, "05", [("s0", "05", "We adopted a kitten the day before yesterday, we named her Olive."),
+                     ("s1", "06", "Hello from Tromso, my new home!"),
+                     ("s2", "07", "In Bodo for a conference this week, home on Sunday.")])  # a trip, not where I live
     out, ns = _run(log, 'd = day_of(user_turns(), "Olive", about="adopt")\n'
                         'c = latest_of(user_turns(), "home", kind="place")')
     assert ns["d"] == "2026-05-03" and ns["c"] == "Tromso", out
