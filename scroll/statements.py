@@ -36,7 +36,8 @@ _REQUEST = _re.compile(r"\W*(?:(?:can|could|would|will) you|please|help me|let's
 _PURPOSE = _re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}(?:would|could)\b", _re.I)
 _CLAUSE = _re.compile(r",?\s+(?:but|so|because|though|although|while|whereas)\s+|,?\s+and\s+(?=\w+s\b|I\b|we\b|my\b|it\b)|,\s+and\s+(?=[A-Z])|"
                       r",?\s+(?=who\b|who's\b|whose\b)|,?\s+since\s+(?=(?:he|she|they|his|her|their|its)\b)|"
-                      r",\s+(?=(?:already|now|still|just|probably)?\s*[a-z]+ing\b)|,\s+(?=(?:someone|somebody|he|she|they)\b)")  # ", still sorting the photos"
+                      # ", still sorting the photos", ", someone paid ...", ", he's moving soon"
+                      r",\s+(?=(?:already|now|still|just|probably)?\s*[a-z]+ing\b)|,\s+(?=(?:someone|somebody|he|she|they)\b)")
 _THIRD = _re.compile(r"\s*(?:he|she|they|his|her|their|its|someone|somebody)\b", _re.I)  # a clause about someone else
 _HELPED = _re.compile(r"\b(?i:help)(?:ed|ing|s)?\s+(?:out\s+)?([A-Z][a-z]+)\b")  # "helped Ana carry boxes": Ana's event
 _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w*|(?:a|per|each) (?:week|month|year))\b"
@@ -241,8 +242,9 @@ def facts(hits, must, about="", who=None, any_time=False):
             if _REQUEST.match(sent):
                 continue
             subj, pronoun = _subject(sent, vocab), None
+            at = (h.text or "").find(sent)
             if _re.match(r"\W*(?:he|she|they)\b", sent, _re.I):  # "Helped my aunt pack; she's relocating ...": the aunt
-                before = (h.text or "")[:max(0, (h.text or "").find(sent))]
+                before = (h.text or "")[:max(0, at)]
                 ref = [r.lower() for r in _re.findall(r"\b(?:my|our)\s+([a-z-]+)\b(?!')", before, _re.I)
                        if r.lower() in _PEOPLE]
                 subj = pronoun = ref[-1] if ref else subj
@@ -250,8 +252,9 @@ def facts(hits, must, about="", who=None, any_time=False):
                 subj = "me"  # the question's own name is the subject ("Juniper sleeps on our bed now")
             # the clauses that hold the target decide: "I ran it last year and want to again" is no plan;
             # "so the vet could see her", "so my sister could move": a purpose, no plan
-            said = [c for c in _CLAUSE.split(_PURPOSE.sub("so", sent))
-                    if any(any(_has([_stem(w) for w in _WORD.findall(c)], a) for a in g) for g in need)] or [sent]
+            clauses = [(c, [_stem(w) for w in _WORD.findall(c)]) for c in _CLAUSE.split(_PURPOSE.sub("so", sent))]
+            held = [(c, cs) for c, cs in clauses if any(any(_has(cs, a) for a in g) for g in need)] or [(sent, stems)]
+            said = [c for c, _ in held]
             rel = next((c for c in said if _re.match(r"\s*who\b|\s*who's\b|\s*whose\b", c, _re.I)), None)
             if rel is not None:  # "a postcard from Omar, who's living in Valencia": about the one before `who`
                 m = _re.search(r"\b(?:my|our)\s+([a-z-]+)\W*$", sent[:sent.find(rel.strip())], _re.I)
@@ -276,11 +279,11 @@ def facts(hits, must, about="", who=None, any_time=False):
             if any(any(_has([_stem(w)], a) for g in need for a in g)
                    for c in said for w in _re.findall(r"\bno\s+([a-z-]+)", c, _re.I)):
                 continue  # "the barber was closed, so no haircut": the target did not happen
-            if off and any(_stem(w) in off for c in said for w in _WORD.findall(c)):
+            if off and any(st in off for _, cs in held for st in cs):
                 continue  # "in Bodo for a conference, home on Sunday": a trip, not where I live
             f = Fact(h, sent, sum(any(_has(stems, a) for a in g) for g in rank), vocab)
             f.pronoun = pronoun  # the relation "she" / "they" stands for: their clauses are the statement's own
-            at = (h.text or "").find(sent)  # "You know who hired me? Acme!": the answer follows a question
+            # "You know who hired me? Acme!": the answer follows a question
             f.after = (h.text[at + len(sent) + 1:].strip() if at >= 0 and h.text[at + len(sent):at + len(sent) + 1] == "?"
                        else "")
             out.append(f)
