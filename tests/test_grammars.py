@@ -1,4 +1,4 @@
-"""The grammar wordings "wide-train" / "wide-test" / "wide-dev" (issue #27 item 3): frame counts,
+"""The grammar wordings "wide-train" / "wide-test" / "wide-dev" / "wide-dev2" (issue #27 item 3): frame counts,
 train/test/dev disjointness down to word 4-grams, the semantics the labels rest on (checked on
 every frame expansion and on generated text), roles in task-set specs, and the legacy wordings'
 histories unchanged byte for byte.
@@ -15,7 +15,7 @@ import pytest
 
 from scroll.tasks import build_history
 from scroll.tasks.families import ASIDES, FAMILIES, SUMS, WHEN_DONE, Gen
-from scroll.tasks.grammars import FAMILY_KEYS, GRAMMARS, WIDE_DEV, WIDE_TEST, WIDE_TRAIN, expand, expansions
+from scroll.tasks.grammars import FAMILY_KEYS, GRAMMARS, WIDE_DEV, WIDE_DEV2, WIDE_TEST, WIDE_TRAIN, expand, expansions
 from scroll.tasks.pools import POOLS
 from scroll.tasks.splits import TaskSetSpec, build_taskset
 from scroll.tasks.wordings import PARAPHRASE, TRAIN, WORDINGS, get_wording, template_regex, wording_role
@@ -26,7 +26,7 @@ QUESTION_KEYS = [FAMILY_KEYS[f]["question"] for f in ROLE_FAMILIES]
 EVIDENCE_KEYS = [k for f in ROLE_FAMILIES for k in FAMILY_KEYS[f]["evidence"]]
 NEAR_KEYS = [k for f in ROLE_FAMILIES for k in FAMILY_KEYS[f]["near"]]
 SLOT = re.compile(r"\{(\w+)\}")
-VARIANTS = ("train", "test", "dev")    # GRAMMARS[key][variant]: wide-train, wide-test, wide-dev
+VARIANTS = ("train", "test", "dev", "dev2")    # GRAMMARS[key][variant]: wide-train, wide-test, wide-dev, wide-dev2
 
 
 def _tokens(text: str) -> list[str]:
@@ -93,13 +93,13 @@ def test_sum_near_misses_keep_their_amounts():
 # ------------------------------------------------------------------ registration and roles
 def test_wide_variants_registered_with_roles():
     assert get_wording("wide-train") is WIDE_TRAIN and get_wording("wide-test") is WIDE_TEST
-    assert get_wording("wide-dev") is WIDE_DEV
+    assert get_wording("wide-dev") is WIDE_DEV and get_wording("wide-dev2") is WIDE_DEV2
     assert {n: wording_role(n) for n in WORDINGS} == {"train": "train", "paraphrase": "test",
                                                       "wide-train": "train", "wide-test": "test",
-                                                      "wide-dev": "train"}
+                                                      "wide-dev": "train", "wide-dev2": "train"}
     with pytest.raises(ValueError, match="unknown wording"):
         wording_role("nope")
-    for variant in (WIDE_TRAIN, WIDE_TEST, WIDE_DEV):
+    for variant in (WIDE_TRAIN, WIDE_TEST, WIDE_DEV, WIDE_DEV2):
         assert all(isinstance(k, str) and isinstance(v, list) and all(isinstance(t, str) for t in v)
                    for k, v in variant.items())
 
@@ -154,6 +154,18 @@ def test_dev_frame_counts():
         assert WIDE_DEV[key] == v["dev"] and len(set(v["dev"])) == len(v["dev"]), key
 
 
+def test_dev2_frame_counts():
+    assert set(WIDE_DEV2) == set(GRAMMARS)
+    for key in QUESTION_KEYS:
+        assert len(GRAMMARS[key]["dev2"]) == 5, key
+    for key in EVIDENCE_KEYS:
+        assert len(GRAMMARS[key]["dev2"]) == 4, key
+    for key in NEAR_KEYS:
+        assert len(GRAMMARS[key]["dev2"]) == 2, key
+    for key, v in GRAMMARS.items():
+        assert WIDE_DEV2[key] == v["dev2"] and len(set(v["dev2"])) == len(v["dev2"]), key
+
+
 def test_frames_are_distinct_structures():
     for key, v in GRAMMARS.items():
         for variant in VARIANTS:
@@ -180,18 +192,20 @@ def test_train_and_test_frames_share_no_word_4gram():
         assert train  # sanity
 
 
-@pytest.mark.parametrize("other", ["train", "test"])
-def test_dev_frames_share_no_word_4gram_with_train_or_test(other):
+@pytest.mark.parametrize("dev,other", [("dev", "train"), ("dev", "test"),
+                                       ("dev2", "train"), ("dev2", "test"), ("dev2", "dev")])
+def test_dev_frames_share_no_word_4gram_with_the_other_variants(dev, other):
     # only keys and dev-frame indices in the messages: never the text of a held-out test frame
     for key in GRAMMARS:
         other_sents = {tuple(_tokens(e)) for e in _all(key, other)}
         other_grams = set().union(*[_grams(e) for e in _all(key, other)])
         assert other_grams, key
-        for i, f in enumerate(GRAMMARS[key]["dev"]):
+        for i, f in enumerate(GRAMMARS[key][dev]):
             for e in expansions(f):
-                assert len(_tokens(e)) >= 4, (key, i)
-                assert tuple(_tokens(e)) not in other_sents, (key, "dev frame", i, "same sentence as", other)
-                assert not _grams(e) & other_grams, (key, "dev frame", i, "shares a 4-gram with", other)
+                same, shared = tuple(_tokens(e)) in other_sents, bool(_grams(e) & other_grams)  # bools: the
+                assert len(_tokens(e)) >= 4, (key, i)                       # report never shows a test frame's words
+                assert not same, (key, dev, "frame", i, "same sentence as", other)
+                assert not shared, (key, dev, "frame", i, "shares a 4-gram with", other)
 
 
 def test_expand_is_deterministic_and_drops_empty_options():
@@ -348,7 +362,7 @@ def _n(word: str, text: str) -> int:
     return len(re.findall(rf"(?<![\w$]){re.escape(word)}(?!\w)", text))
 
 
-@pytest.mark.parametrize("wording", ["wide-train", "wide-test", "wide-dev"])
+@pytest.mark.parametrize("wording", ["wide-train", "wide-test", "wide-dev", "wide-dev2"])
 def test_generated_evidence_and_questions(wording):
     for seed in range(12):
         h = _hist(wording, seed)
@@ -389,15 +403,16 @@ def _regexes(keys, variant):
     return {k: [template_regex(e) for e in _all(k, variant)] for k in keys}
 
 
-@pytest.mark.parametrize("wording,own,others", [("wide-test", "test", ("train", "dev")),
-                                                ("wide-dev", "dev", ("train", "test"))])
+@pytest.mark.parametrize("wording,own,others", [("wide-test", "test", ("train", "dev", "dev2")),
+                                                ("wide-dev", "dev", ("train", "test", "dev2")),
+                                                ("wide-dev2", "dev2", ("train", "test", "dev"))])
 def test_wide_histories_write_only_their_own_frames(wording, own, others):
     keys = QUESTION_KEYS + EVIDENCE_KEYS
     own_rx = _regexes(keys, own)
     other_rx = {k: [rx for o in others for rx in _regexes(keys, o)[k]] for k in keys}
 
     def show(text):  # a failure names a held-out test sentence by its family only
-        return text if own == "dev" else "(held-out sentence)"
+        return text if own != "test" else "(held-out sentence)"
 
     for seed in range(4):
         h = _hist(wording, seed)
@@ -415,7 +430,7 @@ def test_wide_histories_write_only_their_own_frames(wording, own, others):
 def test_other_families_still_write_with_the_wide_variants():
     from scroll.tasks.families_memory import MEMORY_FAMILIES
 
-    for wording in ("wide-train", "wide-test", "wide-dev"):  # keys the grammars do not define: the "train" list
+    for wording in ("wide-train", "wide-test", "wide-dev", "wide-dev2"):  # keys the grammars do not define: the "train" list
         h = build_history(seed=2, target_tokens=5000, families=sorted(MEMORY_FAMILIES), pool="all", wording=wording,
                           min_sessions=16, exchanges=(1, 2))
         assert all(t.evidence_idx for t in h.tasks if t.value_type != "abstain")
@@ -447,6 +462,16 @@ def test_distill_v2_dev_spec():
     raw = json.loads(json.dumps(spec.to_dict()))
     raw["splits"]["test_x"] = dict(raw["splits"]["dev"], role="test", pool="test")
     TaskSetSpec.from_dict(raw)                                      # a train-role wording: any split may use it
+
+
+def test_distill_v2_dev2_spec():
+    spec, dev = TaskSetSpec.load("distill-v2-dev2"), TaskSetSpec.load("distill-v2-dev")
+    assert spec.seed not in (dev.seed, TaskSetSpec.load("distill-v2").seed)
+    assert (spec.history_tokens, spec.min_sessions, spec.exchanges, spec.heldout_kinds) == \
+        (dev.history_tokens, dev.min_sessions, dev.exchanges, dev.heldout_kinds)
+    assert {n: (s.histories, s.wording, s.pool, s.role) for n, s in spec.splits.items()} == {
+        "dev": (12, "wide-dev2", "train", "train")}
+    assert spec.splits["dev"].families == ROLE_FAMILIES
 
 
 def test_test_role_wordings_refused_in_train_role_splits():

@@ -15,8 +15,9 @@ frames per key, each a different sentence structure with slots and small `[a|b]`
     WORDINGS["wide-train"]["city_move"]   # 9+ frames per answer-bearing key, for train splits
     WORDINGS["wide-test"]["city_move"]    # 5+ other frames, no word 4-gram shared with wide-train
     WORDINGS["wide-dev"]["city_move"]     # 8 development frames, no word 4-gram shared with either
+    WORDINGS["wide-dev2"]["city_move"]    # 4-5 more development frames, shared with none of the three
 
-Each variant has a ROLE (`wording_role`): "train", "wide-train" and "wide-dev" (development
+Each variant has a ROLE (`wording_role`): "train", "wide-train", "wide-dev" and "wide-dev2" (development
 paraphrases for improving a program writer without touching the test set) may be used by any
 split; "paraphrase" and "wide-test" by test-role splits only (TaskSetSpec.validate). The legacy
 "train" / "paraphrase" lists are unchanged, so the histories they generate are too.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from .grammars import WIDE_DEV, WIDE_TEST, WIDE_TRAIN
+from .grammars import WIDE_DEV, WIDE_DEV2, WIDE_TEST, WIDE_TRAIN
 
 TRAIN: dict[str, list[str]] = {
     # ---- update_city
@@ -193,10 +194,11 @@ PARAPHRASE: dict[str, list[str]] = {
 }
 
 WORDINGS: dict[str, dict[str, list[str]]] = {"train": TRAIN, "paraphrase": PARAPHRASE,
-                                              "wide-train": WIDE_TRAIN, "wide-test": WIDE_TEST, "wide-dev": WIDE_DEV}
+                                              "wide-train": WIDE_TRAIN, "wide-test": WIDE_TEST, "wide-dev": WIDE_DEV,
+                                              "wide-dev2": WIDE_DEV2}
 # what a split of each role may write with: test-role wordings never reach a train-role split
 ROLES: dict[str, str] = {"train": "train", "paraphrase": "test", "wide-train": "train", "wide-test": "test",
-                         "wide-dev": "train"}
+                         "wide-dev": "train", "wide-dev2": "train"}
 
 # keys whose templates carry the answer (question + evidence): every variant defines them
 EVIDENCE_KEYS = ["city_q", "city_move", "city_restate", "job_q", "job_start", "job_join", "dentist_q", "dentist_pos",
