@@ -124,7 +124,8 @@ def _names(text, skip=(), vocab=frozenset()):
 
 _HISTORY_VOCAB = {"last": -1, "words": frozenset(), "names": frozenset()}
 # a verb next ("Rosa moved", "Theo just relocated", "Ines tells"): what a Name at a sentence's start does
-_VERB_NEXT = r"\s+(?:(?:just|also|finally|recently|now|still|already|\w+ly)\s+)?(?:is|was|has|had|and|\w+s|\w+ed)\b"
+_VERB_NEXT = (r"\s+(?:(?:just|also|finally|recently|now|still|already|\w+ly)\s+)?(?:is|was|has|had|and|\w+s|\w+ed|"
+              r"got|took|went|came|left|made|became|began|found|won|ran|met|saw|bought|paid|sold|flew|drove|quit|grew)\b")
 
 
 def _common_first(tok, rest):
@@ -170,7 +171,7 @@ def _subject(sentence, vocab=frozenset()):
         m = _re.match(r"([A-Z][a-z-]+)('s)?\b(?!\s+(?:[A-Z][a-z]+\s+)?(?:and|&)\s+(?:I|me)\b)", s)
     if m and m.group(1).lower() in _PEOPLE:
         return "other" if m.group(2) else m.group(1).lower()
-    if _re.match(r"(?:the|a|some)\s+(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I) or \
+    if _re.match(r"(?:the|a|some|that|this|one)\s+(?:[\w-]+\s+)?(?:neighbou?rs?|friends?|kids|family)\b", s, _re.I) or \
             _re.match(r"(?:the|an?|some|one)\s+(?:[\w-]+\s+){0,2}(?:pal|buddy|mate|acquaintance|classmate|friend|"
                       r"colleague|coworker|neighbou?r)s?\s+of\s+(?:my|our)\b", s, _re.I):
         return "other"  # "A gym buddy of my brother moved to Oslo": the buddy's event
@@ -291,7 +292,7 @@ def facts(hits, must, about="", who=None, any_time=False):
 
 
 _CARRIED = set("took brought carried fetched drove walked picked".split())  # "took Rex home": Rex is no place
-_KIND = {"place": ("in", "to", "near", "around", "left for", "headed for", "off for", "hello from"),
+_KIND = {"place": ("in", "to", "near", "around", "through", "left for", "headed for", "off for", "hello from"),
          "org": ("at", "for", "joined", "join", "with", "by", "from"),
          "person": ("with", "met", "saw", "and", "joined")}
 

@@ -21,7 +21,7 @@ _SYNONYM_GROUPS = [
     "residence|new_place|movers|life_in|for_good",
     "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
     "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
-    "signed_on|colleagues|paycheck|salary|team|workplace|took_me_on|brought_me_on|gig",
+    "signed_on|colleagues|paycheck|salary|team|workplace|took_me_on|brought_me_on|gig|came_on_board|come_on_board",
     # everyday activities
     "dentist|dental|teeth|tooth|hygienist|orthodontist",
     "haircut|hair|barber|trim|hairdresser|salon|clippers|fade",
@@ -32,7 +32,7 @@ _SYNONYM_GROUPS = [
     "bike|bicycle|cycle|cycling|mechanic|tune-up|brake|brakes|derailleur|chain|cassette|tire|tyre|wheel|puncture",
     "doctor|gp|physician",
     "meet|met|meetup|meetups|catch|caught|see|saw|hang|together",
-    "adopt|adopted|adoption|rescue|rescued|shelter",
+    "adopt|adopted|adoption|rescue|rescued|shelter|gotcha",
     "run|ran|race|finish|finished|marathon|complete|completed",
     "spend|spent|pay|paid|cost|charge|charged|buy|bought",
     "manager|boss|supervisor|lead",

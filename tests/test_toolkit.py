@@ -224,3 +224,16 @@ def test_day_before_yesterday_a_greeting_from_home_and_a_trip(log):
     out, ns = _run(log, 'd = day_of(user_turns(), "Olive", about="adopt")\n'
                         'c = latest_of(user_turns(), "home", kind="place")')
     assert ns["d"] == "2026-05-03" and ns["c"] == "Tromso", out
+
+
+def test_a_named_person_a_neighbour_of_ours_and_a_commute(log):
+    """'Priya got hired by X' is Priya's news; 'that old neighbour of ours' moves, not me; the town
+    I cycle through on the way to work is no employer."""
+    _say(log, "06", [("s0", "01", "Started at Vexa Labs this week."),
+                     ("s1", "02", "Priya got hired by Tern Analytics, so happy for her."),
+                     ("s2", "03", "Cycled to work through Bergen, lovely morning."),
+                     ("s3", "04", "I moved to Oslo, finally unpacked."),
+                     ("s4", "05", "That old neighbour of ours is off to Bergen for good.")])
+    out, ns = _run(log, 'w = latest_of(ms.search(widen("work"), k=None, role="user"), "work", kind="org")\n'
+                        'c = latest_of(user_turns(), "live", kind="place")')
+    assert ns["w"] == "Vexa Labs" and ns["c"] == "Oslo", out

@@ -80,6 +80,12 @@ def test_no_generator_wording_or_family_name_in_the_writer_or_the_core_helpers()
     ("Where did I most recently get hired?", "latest_of", "hired"),               # "get" says little
     ("How often did Nora and I go swimming?", "count_of", "Nora swimming"),       # the gerund is the activity
     ("How many haircuts have I had since January?", "count_of", "haircuts"),      # no "January" required
+    ("What number have my pottery classes reached?", "count_of", "pottery"),
+    ("Total pottery classes for me?", "count_of", "pottery"),                      # "total" + things: a count
+    ("Ferries: what's my spend in total?", "sum_of", "ferries"),
+    ("Which company do I clock in at right now?", "latest_of", "work"),            # an idiom for work
+    ("My landlord wants the town I'm in today; which is it?", "latest_of", "live"),  # the current town
+    ("When was Mango's gotcha day?", "day_of", "Mango"),                           # "gotcha": adoption, no name
 ])
 def test_plans_read_the_question(question, helper, must):
     plan = write_plan(question)
@@ -94,6 +100,10 @@ def test_scope_and_option_words_are_not_targets():
     assert "January" not in write_plan("How many haircuts have I had since January?").cell("solve")
     assert "March" in write_plan("How much did I spend on ferries in March?").must   # a month, not a scope
     assert write_plan("What's my running total for ferries?").helper == "sum_of"
+    assert write_plan("Ferries: what's my spend in total?").must == "ferries"     # money words only rank
+    assert write_plan("When did I get Mango?").about == ""                         # "get" ranks nothing
+    assert write_plan("My landlord wants the town I'm in today; which is it?").about == ""  # the setting
+    assert write_plan("Who pays my salary right now?").kind == "org"
     plan = write_plan("Which trip came first, the Lille holiday or the Nantes one?")
     assert plan.helper == "first_of" and [o[0] for o in plan.options] == ["Lille holiday", "Nantes"]
 

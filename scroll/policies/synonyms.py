@@ -18,7 +18,7 @@ VERBS = set(("live living lives move moved work worked go went going get got get
              "join joined start started say said mention mentioned tell told buy bought make made "
              "happen happened come came bring brought call called add put shelled gone become became fix fixing "
              "taken give gave keep kept cut cutting seen used play played playing find found received receive "
-             "took doing hang hung hanging").split())
+             "took doing hang hung hanging share shared sharing enjoy enjoyed").split())
 # verbs that say little on their own ("get hired"): another verb of the question is the better target
 LIGHT = set("get got getting gotten have had do did done go went going gone make made take took taken come came "
             "keep kept give gave put".split())

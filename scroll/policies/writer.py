@@ -50,7 +50,7 @@ _STOP = set(("a an the i i'm i've me my mine we our us you your it its is are wa
              "also someone somebody anyone told they them their last january february march april may june july "
              "august september october november december behind wanted want drop latest sorry help looking "
              "frequently find mine again current currently plus ask asked asking across within during throughout "
-             "grand besides other apart aside forget forgot forgotten").split())
+             "grand besides other apart aside forget forgot forgotten around lot lots").split())
 _PEOPLE_RX = "|".join(sorted(syn.PEOPLE))
 _DISCOURSE = re.compile(r"^(?:\W*(?:quick question|question|hey|hi|so|ok|okay|remind me|can you (?:tell|remind) me|"
                         r"could you (?:tell|remind) me|do you (?:know|remember)|any idea|tell me|let me know|"
@@ -126,6 +126,8 @@ def _names(question: str) -> list[str]:
                 words = words[1:]
             if len(words) == 1 and _PARTICLE_NEXT.match(question[m.end():]):
                 words = []  # "Pull up when ...", "Lost count of ...": a verb, no name
+            if len(words) == 1 and words[0].endswith("s") and question[m.end():].startswith(":"):
+                words = []  # "Ferries: what's my spend": a plural topic as a label, no name
         words = [w.rstrip("'s").rstrip("?") if w.endswith("'s") else w.rstrip("?") for w in words]
         if words:
             out.append("_".join(words))
@@ -192,7 +194,7 @@ _RX = {
                       r"spen[dt]|spending|cost|costs|bills?|expenses?|money|damage)\b|\b(?:paid|pay|spen[dt]|spending|"
                       r"cost|costs|bills?|expenses?|money|damage)\b.*\b(?:altogether|in all|combined|all together|"
                       r"overall|so far|all told)\b", re.I),
-    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b|\bcount\b|\btally\b|"
+    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bhow frequently\b|\bcount\b|\btally\b|"
                         r"\battendance\b|\btotal\b", re.I),
     "date": re.compile(r"\bwhen\b|\bdate\b|\b(?:what|which) (?:\w+ )?day\b|\bthe day\b|\bon what\b", re.I),
     "who": re.compile(r"^\W*(?:which|what) (?:relative|friend|person|family member|colleague|one of my \w+)\b|"
@@ -251,9 +253,11 @@ def _event_must(phrase: str) -> str:
 
 _PLACE = re.compile(r"\b(?:city|cities|town|towns|country|countries|place|places|where|metro|area|region)\b", re.I)
 _ORG = re.compile(r"\b(?:company|companies|employer|employers|firm|firms|work|working|worked|job|jobs|workplace|"
-                  r"organi[sz]ation|hired|hire|employ|employs|employed|paychecks?)\b", re.I)
+                  r"organi[sz]ation|hired|hire|employ|employs|employed|paychecks?|salary|salaries)\b", re.I)
+_NOW = re.compile(r"\b(?:now|currently|current|at present|these days|nowadays|right now|today|at the moment)\b", re.I)
+_TYPE_NOUN = re.compile(r"\b(?:city|town|country|metro|employer|company|firm|workplace)\b", re.I)
 _NAMED = ("latest_of", "earliest_of", "values_of", "previous_of")
-_COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bcount\b|\btally\b|\battendance\b|\btimes\b|"
+_COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bcount\b|\btally\b|\battendance\b|\btimes\b|"
                        r"\bhow frequently\b", re.I)
 _MONEY_TOPIC = re.compile(r"\b(?:groceries|grocery|taxis?|cabs?|repairs?|fixes|fares?)\b", re.I)
 _BILLS = re.compile(r"\b(?:bills?|fares?|receipts?|spending|spend|outlay|damage|expenses?|costs?|paid|money)\b", re.I)
@@ -263,8 +267,12 @@ _MONEY = re.compile(r"\b(?:paid|pay|spen[dt]|spending|cost|costs|bills?|expenses
 def write_plan(question: str) -> Plan:
     """The plan for a question (see the module docstring)."""
     plan = _plan(question)
+    if plan.must and any(syn.is_light(w) for w in plan.about.split()):  # "when did I get Rex": not "Rex gets along"
+        plan = Plan(**{**plan.__dict__, "about": " ".join(w for w in plan.about.split() if not syn.is_light(w))})
     if plan.helper in _NAMED:
         q = question.lower()
+        for rx, plain in _IDIOMS:
+            q = rx.sub(plain, q)
         kind = "org" if _ORG.search(q) else "place" if _PLACE.search(q) else None
         plan = Plan(**{**plan.__dict__, "kind": kind})
     return plan
@@ -274,6 +282,8 @@ def _plan(question: str) -> Plan:
     q = _DISCOURSE.sub("", " ".join(question.strip().split())).strip() or question.strip()
     q = re.sub(r"\b(?:running|grand) (totals?)\b", r"\1", q, flags=re.I)  # a total, not a run
     q = _SINCE.sub("", q).strip()  # "since January", "this year": the whole history is the scope
+    for rx, plain in _IDIOMS:
+        q = rx.sub(plain, q)
     names = _names(q)
     rel = re.search(rf"\bmy ({_PEOPLE_RX})\b(?!'s)|\bmy ({_PEOPLE_RX})'s (?:current |new |present )?(?:city|home|address|"
                     rf"place|town|country|job|employer|company)\b", q, re.I)
@@ -286,6 +296,10 @@ def _plan(question: str) -> Plan:
         must = "work"
     elif not must.strip() and _PLACE.search(q):  # "what's my dad's current city": where someone lives
         must = "live"
+    elif not names and _NOW.search(q) and _TYPE_NOUN.search(q) and not any(syn.is_topic(w) for w in must.split()):
+        # "my landlord wants to know the town I'm in today": the current town; the other words are the
+        # question's setting, not the statement's (they would rank unrelated turns)
+        must, about = ("work" if _ORG.search(_TYPE_NOUN.search(q).group()) else "live"), ""
     if rel and who is None:  # "my sister" as an object: a required word
         must = " ".join(dict.fromkeys([rel_word, *must.split()]))
     besides = _RX["besides"].search(q)
@@ -326,14 +340,22 @@ def _plan(question: str) -> Plan:
     counting = _COUNTING.search(q)
     moneyish = _MONEY.search(q) or _BILLS.search(q) or _MONEY_TOPIC.search(q)
     units = [w for w in re.findall(r"[a-z]+s\b", q.lower()) if syn.is_weak(w) and w not in ("bills", "costs")]
+    plural = [w for w in re.findall(r"\btotal\s+([a-z]+s)\b", q, re.I)  # "total haircuts": things counted
+              if w.lower() in must.split() and not w.endswith("ss")]
     if (_RX["sum"].search(q) and (moneyish or not counting)) or \
-            (re.search(r"\btotal\b", q, re.I) and not counting and not units) or \
+            (re.search(r"\btotal\b", q, re.I) and not counting and not units and (moneyish or not plural)) or \
             (counting and _BILLS.search(q) and not re.search(r"\bhow many\b", q, re.I)):
+        spend = syn.group("spend")  # "what's my spend on taxis": the money words only rank
+        money = [g for g in must.split() if syn.group(g) == spend]
+        if money:
+            m2, a2 = _target(" ".join(w for w in q.split() if syn.group(w.strip("?,.:;!")) != spend), names)
+            if m2:
+                must, about = m2, " ".join(dict.fromkeys(a2.split() + money))
         groups = must.split()
         if len(groups) > 1 and re.search(r"\b(?:and|plus|&)\b", q) and not names:
             must = "|".join(groups)  # "bike repairs and taxis combined": either one
         return Plan("sum", "sum_of", must, about, who)
-    if _RX["count"].search(q):
+    if _RX["count"].search(q) or plural:
         return Plan("count", "count_of", must, about, who)
     if _RX["date"].search(q):
         if names:  # "when did I adopt Biscuit": the name anchors, the rest ranks
@@ -352,6 +374,9 @@ _MONTHS = "January|February|March|April|May|June|July|August|September|October|N
 _SINCE = re.compile(rf"\s*\b(?:since (?:{_MONTHS}|the (?:start|beginning) of (?:the year|{_MONTHS}))|"
                     rf"this year)\b", re.I)  # a scope from the history's start (not "in March": a month's)
 _PAST = re.compile(r"\b(?:grew|grow up|growing up|childhood|as a kid|college|ever|originally|past)\b", re.I)
+# everyday idioms, read as their plain words ("which office do I clock into" asks where I work)
+_IDIOMS = [(re.compile(r"\bclock(?:s|ed|ing)? (?:in|on)\b", re.I), "work"),
+           (re.compile(r",?\s*\bas (?:things|it) stands?\b", re.I), "")]
 
 
 def _comparison(q: str, names: list[str], who: str | None) -> Plan:

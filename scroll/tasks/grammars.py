@@ -1444,7 +1444,7 @@ _DEV2: dict[str, list[str]] = {
         "Barber visits: what's my count?",
         "Count my trips to the hair salon.",
         "What number of trims have I had done?",
-        "Total haircuts for me, do you know?",
+        "Total haircuts for me, any idea?",
     ],
     "haircut_pos": [
         "I finally had a barber tame my mop {when} and {aside}.",
@@ -1584,7 +1584,7 @@ _DEV2: dict[str, list[str]] = {
         "Spent ${amt} at {item} stocking up on groceries.",
         "My grocery trip at {item} was ${amt}.",
         "Paid {amt} dollars for food at {item}.",
-        "My {item} grocery receipt said ${amt}.",
+        "My grocery receipt from {item} said ${amt}.",
     ],
 }
 for _key, _frames in _DEV2.items():
