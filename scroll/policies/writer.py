@@ -194,8 +194,8 @@ _RX = {
                       r"spen[dt]|spending|cost|costs|bills?|expenses?|money|damage)\b|\b(?:paid|pay|spen[dt]|spending|"
                       r"cost|costs|bills?|expenses?|money|damage)\b.*\b(?:altogether|in all|combined|all together|"
                       r"overall|so far|all told)\b", re.I),
-    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bhow frequently\b|\bcount\b|\btally\b|"
-                        r"\battendance\b|\btotal\b", re.I),
+    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bhow frequently\b|\bcount\b|"
+                        r"\btally\b|\battendance\b|\btotal\b", re.I),
     "date": re.compile(r"\bwhen\b|\bdate\b|\b(?:what|which) (?:\w+ )?day\b|\bthe day\b|\bon what\b", re.I),
     "who": re.compile(r"^\W*(?:which|what) (?:relative|friend|person|family member|colleague|one of my \w+)\b|"
                       r"\bwho (?:else )?(?:in my family|of my (?:friends|relatives))\b|\bwho was it\b|"
@@ -257,7 +257,8 @@ _ORG = re.compile(r"\b(?:company|companies|employer|employers|firm|firms|work|wo
 _NOW = re.compile(r"\b(?:now|currently|current|at present|these days|nowadays|right now|today|at the moment)\b", re.I)
 _TYPE_NOUN = re.compile(r"\b(?:city|town|country|metro|employer|company|firm|workplace)\b", re.I)
 _NAMED = ("latest_of", "earliest_of", "values_of", "previous_of")
-_COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bcount\b|\btally\b|\battendance\b|\btimes\b|"
+_COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bcount\b|\btally\b|\battendance\b|"
+                       r"\btimes\b|"
                        r"\bhow frequently\b", re.I)
 _MONEY_TOPIC = re.compile(r"\b(?:groceries|grocery|taxis?|cabs?|repairs?|fixes|fares?)\b", re.I)
 _BILLS = re.compile(r"\b(?:bills?|fares?|receipts?|spending|spend|outlay|damage|expenses?|costs?|paid|money)\b", re.I)

@@ -1,8 +1,10 @@
-"""Hand-written grammars for the "wide-train", "wide-test" and "wide-dev" wording variants (issue #27 item 3).
+"""Hand-written grammars for the "wide-train", "wide-test", "wide-dev" and "wide-dev2" wording variants
+(issue #27 item 3).
 
     WIDE_TRAIN["city_move"]     # frames a train-role split writes with
     WIDE_TEST["city_move"]      # frames only test-role splits write with (disjoint from WIDE_TRAIN)
     WIDE_DEV["city_move"]       # development frames (train role), disjoint from both of the above
+    WIDE_DEV2["city_move"]      # a second development set (train role), disjoint from all three
     expand("I [just|finally] moved to {x}.", rng)  -> "I finally moved to {x}."
 
 A grammar per key is a list of FRAMES: distinct sentence structures (a statement, a fragment,
