@@ -1577,7 +1577,7 @@ _DEV2: dict[str, list[str]] = {
     ],
     "grocery_q": [
         "Groceries: what's my spend in total?",
-        "Add up my grocery bills for me.",
+        "Put a number on my grocery bills, all told?",
         "All told, what did groceries cost me?",
         "What's the sum of my grocery spending?",
         "So far, how much money went on my grocery shopping?",
