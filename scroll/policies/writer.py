@@ -258,8 +258,7 @@ _NOW = re.compile(r"\b(?:now|currently|current|at present|these days|nowadays|ri
 _TYPE_NOUN = re.compile(r"\b(?:city|town|country|metro|employer|company|firm|workplace)\b", re.I)
 _NAMED = ("latest_of", "earliest_of", "values_of", "previous_of")
 _COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bcount\b|\btally\b|\battendance\b|"
-                       r"\btimes\b|"
-                       r"\bhow frequently\b", re.I)
+                       r"\btimes\b|\bhow frequently\b", re.I)
 _MONEY_TOPIC = re.compile(r"\b(?:groceries|grocery|taxis?|cabs?|repairs?|fixes|fares?)\b", re.I)
 _BILLS = re.compile(r"\b(?:bills?|fares?|receipts?|spending|spend|outlay|damage|expenses?|costs?|paid|money)\b", re.I)
 _MONEY = re.compile(r"\b(?:paid|pay|spen[dt]|spending|cost|costs|bills?|expenses?|money|\$|dollars?|bucks)\b", re.I)
@@ -267,13 +266,13 @@ _MONEY = re.compile(r"\b(?:paid|pay|spen[dt]|spending|cost|costs|bills?|expenses
 
 def write_plan(question: str) -> Plan:
     """The plan for a question (see the module docstring)."""
+    for rx, plain in _IDIOMS:  # once, for the plan and for the answer's kind
+        question = rx.sub(plain, question)
     plan = _plan(question)
     if plan.must and any(syn.is_light(w) for w in plan.about.split()):  # "when did I get Rex": not "Rex gets along"
         plan = Plan(**{**plan.__dict__, "about": " ".join(w for w in plan.about.split() if not syn.is_light(w))})
     if plan.helper in _NAMED:
         q = question.lower()
-        for rx, plain in _IDIOMS:
-            q = rx.sub(plain, q)
         kind = "org" if _ORG.search(q) else "place" if _PLACE.search(q) else None
         plan = Plan(**{**plan.__dict__, "kind": kind})
     return plan
@@ -283,8 +282,6 @@ def _plan(question: str) -> Plan:
     q = _DISCOURSE.sub("", " ".join(question.strip().split())).strip() or question.strip()
     q = re.sub(r"\b(?:running|grand) (totals?)\b", r"\1", q, flags=re.I)  # a total, not a run
     q = _SINCE.sub("", q).strip()  # "since January", "this year": the whole history is the scope
-    for rx, plain in _IDIOMS:
-        q = rx.sub(plain, q)
     names = _names(q)
     rel = re.search(rf"\bmy ({_PEOPLE_RX})\b(?!'s)|\bmy ({_PEOPLE_RX})'s (?:current |new |present )?(?:city|home|address|"
                     rf"place|town|country|job|employer|company)\b", q, re.I)
@@ -297,10 +294,11 @@ def _plan(question: str) -> Plan:
         must = "work"
     elif not must.strip() and _PLACE.search(q):  # "what's my dad's current city": where someone lives
         must = "live"
-    elif not names and _NOW.search(q) and _TYPE_NOUN.search(q) and not any(syn.is_topic(w) for w in must.split()):
+    elif not names and _NOW.search(q) and (noun := _TYPE_NOUN.search(q)) and \
+            not any(syn.is_topic(w) for w in must.split()):
         # "my landlord wants to know the town I'm in today": the current town; the other words are the
         # question's setting, not the statement's (they would rank unrelated turns)
-        must, about = ("work" if _ORG.search(_TYPE_NOUN.search(q).group()) else "live"), ""
+        must, about = ("work" if _ORG.search(noun.group()) else "live"), ""
     if rel and who is None:  # "my sister" as an object: a required word
         must = " ".join(dict.fromkeys([rel_word, *must.split()]))
     besides = _RX["besides"].search(q)

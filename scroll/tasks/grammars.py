@@ -863,8 +863,18 @@ GRAMMARS: dict[str, dict[str, list[str]]] = {
     ]),
 }
 
-WIDE_TRAIN: dict[str, list[str]] = {k: list(v["train"]) for k, v in GRAMMARS.items()}
-WIDE_TEST: dict[str, list[str]] = {k: list(v["test"]) for k, v in GRAMMARS.items()}
+
+
+def _variant(name: str, frames: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """One variant's frames per key (`GRAMMARS[key][name]`); `frames`, a development set written
+    apart, are first added under that name."""
+    for key, fs in (frames or {}).items():
+        GRAMMARS[key][name] = fs
+    return {k: list(v[name]) for k, v in GRAMMARS.items()}
+
+
+WIDE_TRAIN: dict[str, list[str]] = _variant("train")
+WIDE_TEST: dict[str, list[str]] = _variant("test")
 
 # ---------------------------------------------------------------------------------------------- wide-dev
 # A DEVELOPMENT paraphrase set (train role): 8 frames per question / evidence key, 3 per near-miss key,
@@ -1286,9 +1296,7 @@ _DEV: dict[str, list[str]] = {
         "Loaded up on veggies and basics at {item}, ${amt} in total.",
     ],
 }
-for _key, _frames in _DEV.items():
-    GRAMMARS[_key]["dev"] = _frames
-WIDE_DEV: dict[str, list[str]] = {k: list(v["dev"]) for k, v in GRAMMARS.items()}
+WIDE_DEV: dict[str, list[str]] = _variant("dev", _DEV)
 
 # ---------------------------------------------------------------------------------------------- wide-dev2
 # A SECOND development set (train role, 2026-12-05), written later and by another hand than "wide-dev", in
@@ -1589,9 +1597,7 @@ _DEV2: dict[str, list[str]] = {
         "My grocery receipt from {item} said ${amt}.",
     ],
 }
-for _key, _frames in _DEV2.items():
-    GRAMMARS[_key]["dev2"] = _frames
-WIDE_DEV2: dict[str, list[str]] = {k: list(v["dev2"]) for k, v in GRAMMARS.items()}
+WIDE_DEV2: dict[str, list[str]] = _variant("dev2", _DEV2)
 
 _GROUP = re.compile(r"\[([^\[\]]*)\]")
 
