@@ -58,7 +58,7 @@ def test_formats_become_work_items_with_labels_only_in_the_sidecar(files, tmp_pa
     assert len({r.task_id for r in prep.refs}) == len(prep.refs)
     # the work item carries no answer: only where its label lives
     assert [f.name for f in dataclasses.fields(DataTask)] == ["question_id", "question", "kind", "family",
-                                                              "labels_db", "label_key", "judger"]
+                                                              "labels_db", "label_key", "judger", "history"]
     for db in {r.db for r in prep.refs}:
         assert os.stat(sidecar_path(db)).st_mode & 0o777 == 0o600
         dump = _dump(db)

@@ -71,7 +71,7 @@ def test_longmemeval_import_one_instance(tmp_path):
     out = json.loads(r.stdout)
     assert out["format"] == "longmemeval" and out["imported"] == 4
     assert "Globex" not in r.stdout  # labels go to the sidecar, not to the output
-    assert out["labels"] == {"file": str(db.resolve()) + ".labels.json", "key": "longmemeval/q2"}
+    assert out["labels"] == {"file": str(db.resolve()) + ".labels.json", "keys": ["longmemeval/q2"]}
     with EventLog(db) as log:
         evs = log.expand(1, 4)
         assert [e.session for e in evs] == ["s001", "s001", "s002", "s002"]
@@ -92,10 +92,15 @@ def test_longmemeval_import_one_instance(tmp_path):
     (b'{"session":"s","role":"u","text":42}\n', ":1: field 'text' must be a string"),
     (b'{"session":"s","role":"u","text":"x","color":"red"}\n', ":1: unknown field"),
     (b'{"session":"s","role":"u","text":"caf\xe9"}\n', ":1: not valid UTF-8"),
-    (b'[{"question_id": "q"}]', "not a LongMemEval instance"),
+    (b'[{"question_id": "q"}]', "neither LongMemEval nor LoCoMo"),
     (b'[{"question_id": "q", "haystack_sessions": [[{"role": "user"}]], "haystack_session_ids": ["a"], "haystack_dates": ["d"]}]',
      "turn 0: expected {role, content}"),
-    (b"hello", "not JSON or JSONL"),
+    (b"hello", "not JSON, JSONL or SQLite"),
+    (b'{"session":"s","role":"u","text":"ok"}\n{"messages":[{"role":"user","content":"hi"}]}\n',
+     "(read as jsonl, detected from the first line"),
+    (b'{"messages":[{"role":"user","content":"hi"}]}\n{"messages":[{"role":"user","content":"trunc', ":2: invalid JSON"),
+    (b'{"prompt": "p", "completion": "c"}\n', "a JSON line of no known format"),
+    (b'SQLite format 3\x00' + bytes(200), "cannot read the SQLite database"),
 ])
 def test_bad_input_clear_error_and_nothing_written(tmp_path, content, needle):
     db = tmp_path / "keep.db"

@@ -46,14 +46,15 @@ def test_longmemeval_rows_carry_no_labels(tmp_path):
     blob = json.dumps(p.rows, default=str)
     for leak in ("answer_", "sharegpt", "has_answer", "q7", "Globex\"", "knowledge-update", "question"):
         assert leak not in blob, leak
-    lab = p.labels
-    assert p.label_key == "longmemeval/q7" and lab["question_id"] == "q7" and lab["answer"] == "Globex"
+    assert list(p.labels) == ["longmemeval/q7"]
+    lab = p.labels["longmemeval/q7"]
+    assert lab["question_id"] == "q7" and lab["answer"] == "Globex"
     assert lab["sessions"] == {"s001": "sharegpt_yhr_0", "s002": "ultrachat_1", "s003": "answer_4be1b6b4_2"}
     assert lab["answer_sessions"] == ["s003"] and lab["answer_session_ids"] == ["answer_4be1b6b4_2"]
     assert lab["evidence_rows"] == [3, 4]  # only `has_answer: true` turns
     assert lab["evidence_turns"] == [{"session": "s002", "turn": 1}, {"session": "s003", "turn": 0}]
     assert "answer" not in json.dumps(p.info).replace("label_key", "")
-    rec = labels_with_seqs(p, [10, 11, 12, 13, 14, 15])
+    rec = labels_with_seqs(p, [10, 11, 12, 13, 14, 15])["longmemeval/q7"]
     assert rec["evidence_seqs"] == [13, 14] and rec["seq_range"] == [10, 15] and "evidence_rows" not in rec
 
 
@@ -73,7 +74,7 @@ def test_jsonl_keeps_user_meta_and_long_first_line(tmp_path):
     assert len(f.read_bytes().split(b"\n")[0]) > 4096
     p = parse_file(f)
     assert p.format == "jsonl" and len(p.rows) == 2 and p.rows[0]["meta"] == {"mine": [1, 2]}
-    assert p.labels is None and str(p.rows[1]["origin"]) == "history"
+    assert p.labels == {} and str(p.rows[1]["origin"]) == "history"
 
 
 def test_one_long_line_longmemeval_object_and_bom(tmp_path):

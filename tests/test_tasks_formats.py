@@ -22,9 +22,10 @@ def test_longmemeval_roundtrip_and_policy(hist, tmp_path):
     path = write_longmemeval(hist, tmp_path / "lme.json")
     for task in hist.tasks:
         parsed = parse_file(path, "longmemeval", instance=task.question_id)
-        assert parsed.labels["question"] == task.question and parsed.labels["answer"] == task.answer
+        (lab,) = parsed.labels.values()
+        assert lab["question"] == task.question and lab["answer"] == task.answer
         assert [r["text"] for r in parsed.rows] == [r["text"] for r in hist.rows]
-        marked = parsed.labels["evidence_rows"]
+        marked = lab["evidence_rows"]
         assert marked == task.evidence_idx
     # the imported haystack (session-level times) still answers every question
     parsed = parse_file(path, "longmemeval", instance=hist.tasks[0].question_id)

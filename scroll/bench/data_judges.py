@@ -9,6 +9,7 @@
 | locomo | `locomo`: LoCoMo's stemmed token F1 with its per-category rules (the model is not used) | the same |
 | beam | `beam_rubric_llm`: every rubric item scored 0 / 0.5 / 1 by the judge model, mean | `beam_rubric_overlap` (a rough proxy, NOT BEAM's metric): per item, the share of its content words found in the answer (>= 0.8 -> 1, >= 0.5 -> 0.5) |
 | oolong | `numeric_partial`: 0.75^abs(diff) for numbers, exact match otherwise (best gold alternative) | the same |
+| jsonl-qa | LongMemEval's yes/no judge (the line's `type`, default multi-session) | `exact_or_contains` |
 
 `correct` is full credit (score 1), except LoCoMo, where an F1 of at least `LOCOMO_CORRECT`
 (0.5) counts as correct (LoCoMo reports mean F1 only: the threshold is ours). Mean score is
@@ -21,7 +22,7 @@ from typing import Any
 
 from .judges import LLMJudge, Verdict, exact_match, locomo_score, normalize_text, numeric_partial
 
-FORMATS = ("longmemeval", "locomo", "beam", "oolong")
+FORMATS = ("longmemeval", "locomo", "beam", "oolong", "jsonl-qa")
 LOCOMO_CORRECT = 0.5
 ABSTAIN_PHRASES = ("don't know", "do not know", "not know", "no information", "not mentioned", "not enough information",
                    "cannot answer", "can't answer", "cannot be answered", "unanswerable", "not specified",
@@ -85,9 +86,12 @@ class FormatJudge:
         """The judge's name as records carry it (LongMemEval's abstention fallback aside)."""
         llm = self.llm_judge is not None
         return {"longmemeval": "longmemeval_llm" if llm else "exact_or_contains", "locomo": "locomo",
-                "beam": "beam_rubric_llm" if llm else "beam_rubric_overlap", "oolong": "numeric_partial"}[self.fmt]
+                "beam": "beam_rubric_llm" if llm else "beam_rubric_overlap", "oolong": "numeric_partial",
+                "jsonl-qa": "longmemeval_llm" if llm else "exact_or_contains"}[self.fmt]
 
     def judge(self, label: dict, answer: Any) -> Verdict:
+        if self.fmt == "jsonl-qa":   # a user's own questions: LongMemEval's rules (no abstention ids)
+            return self._longmemeval({**label, "abstention": False}, answer)
         return getattr(self, f"_{self.fmt}")(label, answer)
 
     def _longmemeval(self, lab: dict, answer: Any) -> Verdict:

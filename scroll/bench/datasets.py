@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..importers import BadInputError, check_row, longmemeval_instance, read_json_file, write_labels
+from ..importers import BadInputError, locomo, longmemeval_instance, read_json_file, write_labels
+from ..importers.strict_json import loads_line
+from ..importers.locomo import CATEGORY
 from ..labels import LabelStore
-from ..origin import Origin
 from ..tasks.splits import TaskRef
 from .data_judges import FORMATS, FormatJudge
-from .locomo import CATEGORY, parse_date
 
 MANIFEST = "data.json"
 PROBING_NAMES = ("probing_questions/probing_questions.json", "probing_questions.json", "probing.json")
@@ -56,6 +56,7 @@ class DataTask:
     labels_db: str
     label_key: str
     judger: FormatJudge = field(repr=False)
+    history: str = ""                # the history it asks about: questions over one history share it
 
     @property
     def judge_name(self) -> str:
@@ -162,111 +163,85 @@ def _check_manifest(import_dir: Path, fmt: str, files: list[Path]) -> None:
 
 
 # ---------------------------------------------------------------- per format
-def _longmemeval(path: Path, doc: Any, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
+_LME_DONE = "longmemeval"   # the record an LME history's import writes last
+
+
+def haystack_digest(inst: dict) -> str:
+    """sha256 of a LongMemEval instance's haystack (ids, dates, sessions): instances that
+    repeat one haystack (one per question) share it, hence one log and one history."""
+    blob = json.dumps([inst.get("haystack_session_ids"), inst.get("haystack_dates"), inst.get("haystack_sessions")],
+                      ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _check_lme(path: Path, doc: Any) -> list:
     items = doc if isinstance(doc, list) else [doc]
+    seen: dict[str, int] = {}
     for i, inst in enumerate(items):
         qid = inst.get("question_id") if isinstance(inst, dict) else None
         if not isinstance(inst, dict) or not isinstance(inst.get("haystack_sessions"), list):
             raise BadInputError(f"{path}: [{i}]: not a LongMemEval instance (no 'haystack_sessions' list)")
         if isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
             raise BadInputError(f"{path}: [{i}].question_id: expected a non-empty string, got {_kind(qid)}")
+        if str(qid) in seen:
+            raise BadInputError(f"{path}: [{i}].question_id: duplicate {str(qid)!r} (first at [{seen[str(qid)]}])")
+        seen[str(qid)] = i
         if not isinstance(inst.get("question"), str) or not inst["question"].strip():
             raise BadInputError(f"{path}: [{i}].question: expected a non-empty string")
+        if inst.get("answer") is None or inst.get("answer") == "":
+            raise BadInputError(f"{path}: [{i}].answer: missing (every question is judged against its reference "
+                                "answer)")
         if not isinstance(inst.get("question_type", ""), str):
             raise BadInputError(f"{path}: [{i}].question_type: expected a string")
-    refs, seen = [], set()
+    if not items:
+        raise BadInputError(f"{path}: no LongMemEval instances")
+    return items
+
+
+def _longmemeval(path: Path, items: list, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
+    groups: dict[str, list[int]] = {}   # haystack digest -> instances (a file may repeat one haystack per question)
+    for idx, inst in enumerate(items):
+        groups.setdefault(haystack_digest(inst), []).append(idx)
+    refs = []
     for idx, inst in enumerate(items[:limit]):
         qid = str(inst["question_id"])
-        if qid in seen:
-            raise BadInputError(f"{path}: [{idx}].question_id: duplicate {qid!r}")
-        seen.add(qid)
-        db, key = hist / f"lme-{_safe(qid)}.db", f"longmemeval/{qid}"
+        digest = haystack_digest(inst)
+        db, key = hist / f"lme-{digest[:16]}.db", f"longmemeval/{qid}"
 
-        def write(log, inst=inst, idx=idx, db=db):
-            parsed = longmemeval_instance(path, inst, idx, len(items))
-            write_labels(db, parsed, log.append_many(parsed.rows))
+        def write(log, members=groups[digest], db=db):
+            parsed = [longmemeval_instance(path, items[i], i, len(items)) for i in members]
+            seqs = log.append_many(parsed[0].rows)   # one haystack, every member's labels
+            for p in parsed:
+                write_labels(db, p, seqs)
+            LabelStore(db).put(_LME_DONE, {"questions": [str(items[i]["question_id"]) for i in members]})
 
-        _import(db, key, write, n)
+        _import(db, _LME_DONE, write, n)
         sessions = sorted(LabelStore(db).get(key)["sessions"])
         date = inst.get("question_date")
         q = inst["question"] + (f"\n(The question is asked on {date}.)" if isinstance(date, str) and date else "")
         refs.append(TaskRef(_safe(qid), "longmemeval", db, DataTask(qid, q, inst.get("question_type") or "unknown",
-                                                                    "longmemeval", str(db), key, judger), sessions))
-    return refs, len(items), len(refs)
+                                                                    "longmemeval", str(db), key, judger,
+                                                                    history=f"lme-{digest[:16]}"), sessions))
+    return refs, len(items), len({r.db for r in refs})
 
 
-def _locomo_rows(path: Path, sid: str, conv: Any, where: str) -> tuple[list[dict], dict[str, int], list[str]]:
-    if not isinstance(conv, dict):
-        raise BadInputError(f"{path}: {where}.conversation: expected an object, got {_kind(conv)}")
-    keys = sorted((int(m.group(1)), k) for k in conv if (m := re.match(r"^session_(\d+)$", k)))
-    rows, dia, names = [], {}, []
-    for n, (_, key) in enumerate(keys, start=1):
-        turns, date = conv[key], conv.get(f"{key}_date_time")
-        if not isinstance(turns, list):
-            raise BadInputError(f"{path}: {where}.conversation.{key}: expected a list of turns, got {_kind(turns)}")
-        name = f"s{n:03d}"
-        names.append(name)
-        for j, t in enumerate(turns):
-            tw = f"{where}.conversation.{key}[{j}]"
-            if not isinstance(t, dict) or not isinstance(t.get("speaker"), str) or not t["speaker"] \
-                    or not isinstance(t.get("text", ""), str):
-                raise BadInputError(f"{path}: {tw}: expected {{speaker, text}} strings")
-            text = t.get("text", "") + (f" [image: {t['blip_caption']}]" if t.get("blip_caption") else "")
-            if isinstance(t.get("dia_id"), str):
-                dia[t["dia_id"]] = len(rows)
-            try:
-                rows.append(check_row({"session": name, "role": t["speaker"], "text": text, "kind": "message",
-                                       "time": parse_date(date if isinstance(date, str) else None),
-                                       "meta": {"turn": j, "date": date}, "origin": Origin.HISTORY}))
-            except ValueError as e:
-                raise BadInputError(f"{path}: {tw}: {e}") from None
-    if not rows:
-        raise BadInputError(f"{path}: {where}.conversation: no session_N turns")
-    return rows, dia, names
-
-
-def _locomo(path: Path, doc: Any, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
-    samples = doc if isinstance(doc, list) else [doc]
-    qas = []
-    for si, s in enumerate(samples):
-        if not isinstance(s, dict) or not isinstance(s.get("qa"), list) or "conversation" not in s:
-            raise BadInputError(f"{path}: [{si}]: not a LoCoMo conversation ({{sample_id, conversation, qa: [...]}})")
-        sid = str(s.get("sample_id") or f"conv-{si}")
-        for qi, qa in enumerate(s["qa"]):
-            w = f"[{si}].qa[{qi}]"
-            if not isinstance(qa, dict) or not isinstance(qa.get("question"), str) or not qa["question"].strip():
-                raise BadInputError(f"{path}: {w}.question: expected a non-empty string")
-            cat = qa.get("category")
-            if isinstance(cat, bool) or cat not in CATEGORY and str(cat) not in {str(c) for c in CATEGORY}:
-                raise BadInputError(f"{path}: {w}.category: expected 1..5, got {cat!r}")
-            if int(cat) != 5 and "answer" not in qa:
-                raise BadInputError(f"{path}: {w}.answer: missing")
-            qas.append((si, sid, qi, qa))
-    total = len(qas)
+def _locomo(path: Path, samples: list, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
+    qas = [(si, locomo.sample_id(s, si), qi, qa) for si, s in enumerate(samples) for qi, qa in enumerate(s["qa"])]
     refs: list[TaskRef] = []
     for si, sid, qi, qa in qas[:limit]:
         db = hist / f"locomo-{_safe(sid)}.db"
 
-        def write(log, si=si, sid=sid, db=db):
-            rows, dia, names = _locomo_rows(path, sid, samples[si]["conversation"], f"[{si}]")
-            seqs = log.append_many(rows)
-            recs: dict[str, Any] = {"locomo": {"source": "locomo", "file": str(path), "sample_id": sid,
-                                               "sessions": names, "dia_seqs": {d: seqs[r] for d, r in dia.items()}}}
-            for qj, q in enumerate(samples[si]["qa"]):
-                ev = [d for e in q.get("evidence") or [] for d in re.findall(r"D\d+:\d+", str(e))]
-                recs[f"locomo/{sid}-q{qj}"] = {
-                    "source": "locomo", "sample_id": sid, "question": q["question"], "category": int(q["category"]),
-                    "answer": q.get("answer", q.get("adversarial_answer")),
-                    "adversarial_answer": q.get("adversarial_answer"), "evidence": ev,
-                    "evidence_seqs": [seqs[dia[d]] for d in ev if d in dia]}
-            LabelStore(db).put_many(recs)
+        def write(log, si=si, db=db):
+            parsed = locomo.sample(path, samples[si], si)
+            write_labels(db, parsed, log.append_many(parsed.rows))
 
         _import(db, "locomo", write, n)
         sessions = LabelStore(db).get("locomo")["sessions"]
         qid = f"{sid}-q{qi}"
         refs.append(TaskRef(_safe(qid), "locomo", db, DataTask(qid, qa["question"], CATEGORY[int(qa["category"])],
-                                                               "locomo", str(db), f"locomo/{qid}", judger), sessions))
-    return refs, total, len({r.db for r in refs})
+                                                               "locomo", str(db), f"locomo/{qid}", judger,
+                                                               history=f"locomo-{sid}"), sessions))
+    return refs, len(qas), len({r.db for r in refs})
 
 
 def _beam_paths(data: Path, probing: Path | None) -> tuple[Path, Path]:
@@ -280,23 +255,21 @@ def _beam_paths(data: Path, probing: Path | None) -> tuple[Path, Path]:
     return chat, probing
 
 
-def _beam(chat: Path, probing: Path, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
-    from .beam import import_beam, load_beam
+def _beam(beam, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
+    from .beam import import_beam
 
-    beam = load_beam(chat, probing)
     db = hist / "beam.db"
     _import(db, "beam", lambda log: import_beam(beam, log), n)
     sessions = sorted(LabelStore(db).get("beam")["sessions"])
     refs = [TaskRef(_safe(f"beam-{q.qid}"), "beam", db, DataTask(q.qid, q.question, q.ability, "beam", str(db),
-                                                                 f"beam/{q.qid}", judger), sessions)
+                                                                 f"beam/{q.qid}", judger, history="beam"), sessions)
             for q in beam.questions[:limit]]
     return refs, len(beam.questions), 1 if refs else 0
 
 
-def _oolong(path: Path, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
-    from .oolong import import_oolong, load_oolong
+def _oolong(data, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
+    from .oolong import import_oolong
 
-    data = load_oolong(path)
     refs = []
     for q in data.questions[:limit]:
         w, db = data.windows[q.window_id], hist / f"oolong-w{q.window_id}.db"
@@ -304,40 +277,73 @@ def _oolong(path: Path, hist: Path, judger: FormatJudge, limit: int | None, n: l
         text = (f"{w.instructions}\n\n" if w.instructions else "") + q.question  # as import_oolong's probes
         kind = q.task.removeprefix("TASK_TYPE.").lower() or "unknown"
         refs.append(TaskRef(_safe(f"oolong-{q.qid}"), "oolong", db, DataTask(q.qid, text, kind, "oolong", str(db),
-                                                                             f"oolong/{q.qid}", judger), ["s001"]))
+                                                                             f"oolong/{q.qid}", judger,
+                                                                             history=f"oolong-w{q.window_id}"),
+                                 ["s001"]))
     return refs, len(data.questions), len({r.db for r in refs})
 
 
+def _sniff_qa(path: Path) -> bool:
+    """A JSONL file whose first line is a jsonl-qa question."""
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if raw.strip():
+                try:
+                    obj = loads_line(raw)
+                except ValueError:
+                    return False
+                return isinstance(obj, dict) and "question" in obj and "sessions" in obj
+    return False
+
+
 def prepare(data: str | Path, import_dir: str | Path, *, fmt: str | None = None, judge: FormatJudge | None = None,
-            llm_judge=None, probing: str | Path | None = None, limit: int | None = None) -> Prepared:
+            llm_judge=None, probing: str | Path | None = None, limit: int | None = None,
+            db: str | Path | None = None) -> Prepared:
     """Read `data`, import its histories under `import_dir` (reusing complete ones), and return
     the work items (the first `limit` questions in file order). `judge` (or a FormatJudge built
-    for the detected format with `llm_judge`) scores the answers."""
+    for the detected format with `llm_judge`) scores the answers. `db`: the event log a jsonl-qa
+    file asks about. The whole file is checked before anything is written."""
     data, hist = Path(data), Path(import_dir)
     if fmt is not None and fmt not in FORMATS:
         raise BadInputError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     if not data.exists():
         raise BadInputError(f"{data}: no such file")
-    doc = None
+    loaded: Any = None
     if data.is_dir():
         if fmt not in (None, "beam") or not (data / "chat.json").is_file():
             raise BadInputError(f"{data}: is a directory (only a BEAM chat folder, holding chat.json, can be one)")
         fmt = "beam"
+    elif fmt == "jsonl-qa" or fmt is None and _sniff_qa(data):
+        fmt = "jsonl-qa"
     elif fmt in (None, "longmemeval", "locomo"):
         doc = read_json_file(data)
         fmt = fmt or detect_format(data, doc)
+        if fmt in ("longmemeval", "locomo"):
+            loaded = _check_lme(data, doc) if fmt == "longmemeval" else locomo.check_samples(data, doc)
+    if (fmt == "jsonl-qa") != (db is not None):
+        raise BadInputError("a jsonl-qa file asks about an imported log: give it with --db" if db is None
+                            else f"--db goes with a jsonl-qa file, not {fmt}")
     files = list(_beam_paths(data, Path(probing) if probing else None)) if fmt == "beam" else [data]
-    _check_manifest(hist, fmt, files)
+    if fmt == "beam":
+        from .beam import load_beam
+
+        loaded = load_beam(*files)
+    elif fmt == "oolong":
+        from .oolong import load_oolong
+
+        loaded = load_oolong(data)
     judger = judge or FormatJudge(fmt, llm_judge)
     n = [0]
-    if fmt == "longmemeval":
-        refs, total, hists = _longmemeval(data, doc, hist, judger, limit, n)
-    elif fmt == "locomo":
-        refs, total, hists = _locomo(data, doc, hist, judger, limit, n)
-    elif fmt == "beam":
-        refs, total, hists = _beam(*files, hist, judger, limit, n)
+    if fmt == "jsonl-qa":
+        from .qa_file import qa_refs
+
+        refs, total, hists = qa_refs(data, Path(db), hist, judger, limit, before_write=lambda: _check_manifest(
+            hist, fmt, files))
     else:
-        refs, total, hists = _oolong(data, hist, judger, limit, n)
+        _check_manifest(hist, fmt, files)   # the first write: after the whole file was checked
+        run = {"longmemeval": _longmemeval, "locomo": _locomo, "beam": _beam, "oolong": _oolong}[fmt]
+        refs, total, hists = run(data, loaded, hist, judger, limit, n) if fmt in ("longmemeval", "locomo") \
+            else run(loaded, hist, judger, limit, n)
     if not refs:
         raise BadInputError(f"{data}: no questions")
     ids = [r.task_id for r in refs]

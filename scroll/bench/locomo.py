@@ -16,28 +16,15 @@ the path of a local copy (`scroll bench search --locomo PATH`).
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from pathlib import Path
 
 from scroll.bench.corpus import Question
+from scroll.importers.locomo import CATEGORY, parse_date  # noqa: F401 (CATEGORY: re-exported)
 
 _DIA = re.compile(r"D\d+:\d+")
 _SESSION = re.compile(r"^session_(\d+)$")
-CATEGORY = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-
-
-def parse_date(s: str | None) -> str | None:
-    """'1:56 pm on 8 May, 2023' -> '2023-05-08T13:56:00' (None if it does not parse)."""
-    if not s:
-        return None
-    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
-        try:
-            return dt.datetime.strptime(s.strip(), fmt).isoformat(timespec="seconds")
-        except ValueError:
-            pass
-    return None
 
 
 def load(path: str | Path, captions: bool = True) -> tuple[list[dict], list[Question]]:

@@ -97,10 +97,13 @@ def _attach(log, session: Optional[str], files: list[Path], limits) -> list:
 def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_(
-        file: Optional[Path] = typer.Argument(None, help="Events JSONL (one {session, role, text, time?, kind?, meta?} a line) or LongMemEval JSON."),
+        file: Optional[Path] = typer.Argument(None, help="A history: events JSONL, OpenAI chat-completions JSONL "
+                                              "(messages), LongMemEval JSON, LoCoMo JSON or llm's logs.db."),
         db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
-        fmt: str = typer.Option("auto", "--format", help="auto | jsonl | longmemeval (auto looks at the content)."),
-        instance: Optional[str] = typer.Option(None, "--instance", help="LongMemEval question_id to import (one haystack per log)."),
+        fmt: str = typer.Option("auto", "--format", help="auto | jsonl | chat-jsonl | longmemeval | locomo | llm-logs "
+                                "(auto looks at the content)."),
+        instance: Optional[str] = typer.Option(None, "--instance", help="LongMemEval question_id or LoCoMo sample_id "
+                                               "to import, from a file that holds several (one history per log)."),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="JSONL: skip malformed lines and report them instead of stopping."),
         attach: list[Path] = typer.Option([], "--attach", help="A file to store whole in the log (repeatable): one "
                                           "'file' event with a type-aware summary; the content stays reachable "
@@ -111,11 +114,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Import a history into the event log: all of it in one transaction, or nothing.
 
-        Every event is stored with origin 'history'. LongMemEval: events carry no labels;
-        sessions are named s001, s002, ... in haystack date order, and the question, answer,
-        evidence seqs and the map back to the data set's session ids go to the label
-        sidecar <db>.labels.json (key longmemeval/<question_id>), written after the events
-        are committed. The whole file is checked before the log is opened or created."""
+        Every event is stored with origin 'history'. Chat logs (OpenAI messages JSONL, llm's
+        logs.db): one session per conversation. LongMemEval and LoCoMo: events carry no labels;
+        sessions are named s001, s002, ..., and the questions, answers and evidence seqs go to
+        the label sidecar <db>.labels.json, written after the events are committed. The whole
+        file is checked before the log is opened or created, and a file whose sessions are
+        already in the log is refused."""
         import sqlite3
 
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -135,6 +139,16 @@ def register(app: typer.Typer) -> None:
         path = db_path(db)
         if path.is_dir():
             fail(f"{path} is a directory, not an event log file", as_json=as_json)
+        if path.exists() and parsed.rows:
+            try:
+                with EventLog(path, readonly=True) as old:
+                    clash = sorted(set(parsed.sessions) & {x["session"] for x in old.sessions()})
+            except (LogError, sqlite3.DatabaseError) as e:
+                fail(f"{path}: {e}", as_json=as_json)
+            if clash:
+                fail(f"{file}: session(s) {', '.join(map(repr, clash[:5]))}{' ...' if len(clash) > 5 else ''} "
+                     f"({len(clash)} of {len(parsed.sessions)}) are already in {path}: nothing imported (import into "
+                     "another --db, or rename the sessions)", as_json=as_json)
         created = _absent_files(path) if not path.exists() else []
         try:
             with EventLog(path) as log:
@@ -158,14 +172,15 @@ def register(app: typer.Typer) -> None:
                 fail(f"{file}: {e}", as_json=as_json)
             raise
         try:
-            label_key = write_labels(path, parsed, seqs)  # only after the events committed
+            label_keys = write_labels(path, parsed, seqs)  # only after the events committed
         except (OSError, ValueError) as e:
             fail(f"events imported into {path} (seq {seqs[0]}..{seqs[-1]}) but the labels were not written: {e}",
                  as_json=as_json)
         result = {"db": str(path), "format": parsed.format, "imported": len(seqs),
                   "first_seq": seqs[0] if seqs else None, "last_seq": seqs[-1] if seqs else None,
                   "previous_max_seq": before, "skipped": parsed.skipped, "info": parsed.info,
-                  "labels": {"file": str(path) + ".labels.json", "key": label_key} if label_key else None,
+                  "sessions": len(parsed.sessions),
+                  "labels": {"file": str(path) + ".labels.json", "keys": label_keys} if label_keys else None,
                   "attached": [{k: v for k, v in a.to_dict().items() if k != "text"} for a in attached]}
         if as_json:
             emit_json(result)
@@ -177,8 +192,9 @@ def register(app: typer.Typer) -> None:
         for a in attached:
             c.print(f"attached {a.name}: {a.type}, {a.size} bytes, seq {a.seq} (session {attach_session}), "
                     f"{a.handle}; summary {a.tokens} tokens", highlight=False)
-        if label_key:
-            c.print(f"labels: {result['labels']['file']} (key {label_key})", highlight=False)
+        if label_keys:
+            c.print(f"labels: {result['labels']['file']} ({len(label_keys)} record(s): {', '.join(label_keys[:3])}"
+                    f"{' ...' if len(label_keys) > 3 else ''})", highlight=False)
         for s in parsed.skipped:
             c.print(f"[yellow]skipped[/] {s}", highlight=False)
 
