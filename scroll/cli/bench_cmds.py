@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from scroll.cli.common import fail
+from scroll.cli.data_opts import DATA_HELP, DB_QA_HELP, FORMAT_HELP, JUDGE_HELP, data_refs
 
 bench_app = typer.Typer(help="Benchmarks: context managers on task sets, search speed and retrieval quality.",
                         no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -222,51 +223,13 @@ MANAGER_HELP = ("Context manager: scroll (the agent loop), truncate (newest turn
                 "in the view), no_kernel (no resident variables), no_index (no headline index).")
 
 
-DATA_HELP = ("A public benchmark's data file instead of --taskset: LongMemEval (longmemeval_s/m/oracle JSON), "
-             "LoCoMo (locomo10.json), BEAM (a chat.json, or its folder; the probing questions beside it or "
-             "--probing) or OOLONG (rows JSON). Each history is imported into its own log under OUT/histories "
-             "(answers in its label sidecar, never in the log).")
-JUDGE_HELP = ("With --data: an OpenAI-compatible server URL for the judge model (LongMemEval's yes/no judge, BEAM's "
-              "rubric judge). Without one: LongMemEval by normalised exact/contains match, BEAM by a deterministic "
-              "rubric-word overlap (a proxy). LoCoMo (token F1) and OOLONG (numeric partial credit) need none.")
-
-
-def _data_refs(data: Path, fmt: Optional[str], probing: Optional[Path], import_dir: Path, limit: Optional[int],
-               judge_url: Optional[str], judge_llm: Optional[str], judge_model: Optional[str]):
-    """(refs, what was prepared, the judge backend or None) for `--data`; ValueError on bad input."""
-    from scroll.bench.datasets import prepare
-    from scroll.bench.judges import LLMJudge
-
-    backend = None
-    if judge_url and judge_llm:
-        raise ValueError("give --judge-url or --judge-llm, not both")
-    if judge_url or judge_llm:
-        from scroll.llm import LLMConfig, make_llm
-        from scroll.runner import Serialized
-
-        over = {"base_urls": [u.strip() for u in judge_url.split(",") if u.strip()]} if judge_url else {}
-        cfg = LLMConfig.from_yaml(judge_llm or "openai", **over, **({"model": judge_model} if judge_model else {}))
-        cfg.validate()
-        backend = Serialized(make_llm(cfg))
-    elif judge_model:
-        raise ValueError("--judge-model goes with --judge-url / --judge-llm")
-    try:
-        prep = prepare(data, import_dir, fmt=fmt, probing=probing, limit=limit,
-                       llm_judge=LLMJudge(backend, rubric_tokens=64) if backend is not None else None)
-    except BaseException:
-        if backend is not None:
-            backend.close()
-        raise
-    return prep.refs, prep, backend
-
-
 @bench_app.command("run")
 def run_cmd(
     taskset: Optional[Path] = typer.Option(None, "--taskset", help="A task set folder (scroll tasks build)."),
     split: Optional[List[str]] = typer.Option(None, "--split", help="Split(s) to run (repeatable; with --taskset)."),
     data: Optional[Path] = typer.Option(None, "--data", help=DATA_HELP),
-    fmt: Optional[str] = typer.Option(None, "--format", help="With --data: longmemeval | locomo | beam | oolong "
-                                      "[default: detected from the content]."),
+    fmt: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_QA_HELP),
     probing: Optional[Path] = typer.Option(None, "--probing", help="With a BEAM --data: the probing questions JSON."),
     judge_url: Optional[str] = typer.Option(None, "--judge-url", help=JUDGE_HELP),
     judge_llm: Optional[str] = typer.Option(None, "--judge-llm", help="With --data: the judge model's LLM config "
@@ -315,8 +278,8 @@ def run_cmd(
             raise ValueError("--taskset needs at least one --split")
         if data is not None and split:
             raise ValueError("--split goes with --taskset; --data runs the file's questions (--limit N: the first N)")
-        if data is None and (fmt or probing or judge_url or judge_llm or judge_model or import_dir):
-            raise ValueError("--format, --probing, --judge-* and --import-dir go with --data")
+        if data is None and (fmt or probing or judge_url or judge_llm or judge_model or import_dir or db):
+            raise ValueError("--format, --probing, --db, --judge-* and --import-dir go with --data")
         if manager not in MANAGERS:
             raise ValueError(f"--manager {manager!r}: known: {', '.join(MANAGERS)}")
         on_loop_path = manager in ABLATIONS  # scroll and its ablations: the runner's own loop path
@@ -332,8 +295,8 @@ def run_cmd(
                 refs = [r for s in dict.fromkeys(split) for r in first_histories([r for r in refs if r.split == s],
                                                                                 histories)][:limit]
         else:
-            refs, prep, judge_backend = _data_refs(data, fmt, probing, import_dir or out / "histories", limit,
-                                                   judge_url, judge_llm, judge_model)
+            refs, prep, judge_backend = data_refs(data, fmt, probing, import_dir or out / "histories", limit,
+                                                  judge_url, judge_llm, judge_model, db=db)
             refs = first_histories(refs, histories)
             if not as_json:
                 typer.echo(f"{prep.format}: {len(refs)} of {prep.questions_in_file} questions over {prep.histories} "

@@ -30,12 +30,14 @@ so, never pass them off as a model's.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional
 
 import typer
 
 from .common import JSON_HELP, console, emit_json, fail
+from .data_opts import DATA_HELP, DB_QA_HELP, FORMAT_HELP, JUDGE_HELP
 
 distill_app = typer.Typer(help="Distillation: export agent steps as SFT data, evaluate students, report.",
                           no_args_is_help=True)
@@ -59,6 +61,10 @@ SAMPLES_HELP = ("Run every task K times (labels LABEL-s0 .. LABEL-s<K-1>, each i
 TEMP_HELP = "Sampling temperature of the loop's model calls (overrides the loop config's)."
 SEED_HELP = ("Request seed: sample k sends SEED + k (default 0 with --samples > 1, so samples differ and reruns "
              "repeat them; without --samples: the LLM config's).")
+PART_HELP = ("With --data: which histories (repeatable): train, dev or held_out, assigned by history so that "
+             "no history is in two parts (scroll.bench.data_parts).")
+IMPORT_DIR_HELP = ("With --data: where the imported history logs go [default: OUT/histories]; collect and eval "
+                   "of one file may share it.")
 QUESTIONS_HELP = ("Natural questions (JSONL, scroll.tasks.natural) over --taskset's histories: evaluate these "
                   "(split `natural`) instead of the task set's splits.")
 
@@ -175,16 +181,63 @@ def _samples_summary(per_sample: list, label: str, out: Path, wall: float, tempe
     return s
 
 
+@dataclass
+class DataChoice:
+    """`--data FILE` and its options: which file, which of its parts (scroll.bench.data_parts)."""
+
+    data: Path
+    parts: list[str]
+    fmt: Optional[str] = None
+    db: Optional[Path] = None
+    import_dir: Optional[Path] = None
+    judge_url: Optional[str] = None
+    judge_llm: Optional[str] = None
+    judge_model: Optional[str] = None
+
+    def refs(self, out: Path, limit: Optional[int]):
+        """(refs of the chosen parts, first `limit`; the record of what was chosen; the judge backend)."""
+        from scroll.bench import data_parts
+        from scroll.cli.data_opts import data_refs
+
+        refs, prep, backend = data_refs(self.data, self.fmt, None, self.import_dir or out / "histories", None,
+                                        self.judge_url, self.judge_llm, self.judge_model, db=self.db)
+        try:
+            refs, chosen = data_parts.split(refs, self.parts)
+        except ValueError:
+            if backend is not None:
+                backend.close()
+            raise
+        refs = refs[:limit] if limit else refs
+        return refs, {"file": str(self.data), "format": prep.format, "histories": prep.histories,
+                      "questions_in_file": prep.questions_in_file, "judge": refs[0].task.judge_name, **chosen}, backend
+
+
+def _data_choice(data, parts, default_parts, fmt, db, import_dir, judge_url, judge_llm, judge_model, taskset,
+                 split, questions, as_json) -> Optional[DataChoice]:
+    """The --data choice (None with --taskset); refuses a mix of the two."""
+    if (taskset is None) == (data is None):
+        fail("give --taskset DIR or --data FILE, one of them", as_json=as_json)
+    if data is None:
+        if parts or fmt or db or import_dir or judge_url or judge_llm or judge_model:
+            fail("--part, --format, --db, --import-dir and --judge-* go with --data", as_json=as_json)
+        return None
+    if split or questions is not None:
+        fail("--split and --questions go with --taskset; --data takes --part", as_json=as_json)
+    return DataChoice(data, list(parts or default_parts), fmt, db, import_dir, judge_url, judge_llm, judge_model)
+
+
 def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency, limit, label, resume,
          no_sandbox, as_json, default_splits=None, *, pack=None, samples=1, temperature=None, seed=None,
-         questions=None):
+         questions=None, data: Optional[DataChoice] = None):
+    from scroll.importers import BadInputError
     from scroll.runner import run_tasks
 
-    splits = ["natural"] if questions is not None else (split or default_splits)
+    splits = data.parts if data is not None else ["natural"] if questions is not None else (split or default_splits)
     if not splits:
         fail("give at least one --split", as_json=as_json)
     if questions is not None and split:
         fail("--questions evaluates the natural questions (split `natural`): drop --split", as_json=as_json)
+    chosen, judge_backend = None, None
     try:
         from scroll.config import LoopConfig
 
@@ -203,9 +256,13 @@ def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency,
         for s in seeds:
             make, default_label = _backend_factory(teacher, model_url, llm, model, seed=s)
             makes.append(make)
-        refs = _natural_refs(taskset, questions, limit) if questions is not None else _refs(taskset, splits, limit)
-    except (ValueError, OSError) as e:
+        if data is not None:
+            refs, chosen, judge_backend = data.refs(Path(out), limit)
+        else:
+            refs = _natural_refs(taskset, questions, limit) if questions is not None else _refs(taskset, splits, limit)
+    except (ValueError, OSError, BadInputError) as e:
         fail(str(e), as_json=as_json)
+    meta = {"data": chosen} if chosen is not None else {}
     label = label or default_label
     c = console()
     if not as_json:
@@ -214,21 +271,28 @@ def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency,
         extra = f" · {samples} samples at temperature {cfg.temperature}, seeds {seeds}" if samples > 1 else ""
         c.print(f"[bold]{label}[/] · {who} · {len(refs)} tasks ({', '.join(splits)}){extra} · concurrency "
                 f"{concurrency} · pack {cfg.pack or '-'} · sandbox {'on' if cfg.sandbox else 'OFF'} → {out}")
+    if chosen is not None and not as_json:
+        counts = ", ".join(f"{p} {c['histories']}" for p, c in chosen["counts"].items())
+        c.print(f"{chosen['format']} {chosen['file']}: {len(refs)} questions of part(s) {', '.join(chosen['parts'])} "
+                f"(histories: {counts}); judge {chosen['judge']}", highlight=False)
     t0 = time.perf_counter()
     try:
         if samples == 1:
             recs = run_tasks(refs, makes[0], cfg, out, concurrency=concurrency, label=label, resume=resume,
-                             progress=True)  # on stderr, with or without --json
+                             progress=True, meta=meta)  # on stderr, with or without --json
         else:
             per_sample = []
             for k, (make, s) in enumerate(zip(makes, seeds)):
                 per_sample.append(run_tasks(
                     refs, make, cfg, out, concurrency=concurrency, label=f"{label}-s{k}", resume=resume,
                     progress=True, logs_dir=Path(out) / "logs" / f"s{k}",
-                    meta={"sample": {"index": k, "of": samples, "seed": s, "temperature": cfg.temperature,
-                                     "base_label": label}}))
+                    meta={**meta, "sample": {"index": k, "of": samples, "seed": s, "temperature": cfg.temperature,
+                                             "base_label": label}}))
     except (ValueError, OSError) as e:
         fail(str(e), as_json=as_json)
+    finally:
+        if judge_backend is not None:
+            judge_backend.close()
     wall = time.perf_counter() - t0
     if samples == 1:
         summary = _summary(recs, label, out, wall)
@@ -236,6 +300,8 @@ def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency,
         summary = _samples_summary(per_sample, label, out, wall, cfg.temperature, seeds)
     summary["pack"] = cfg.pack
     summary["temperature"] = cfg.temperature
+    if chosen is not None:
+        summary["data"] = chosen
     if as_json:
         emit_json(summary)
         return
@@ -261,8 +327,16 @@ def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency,
 def register(app: typer.Typer) -> None:
     @app.command()
     def collect(
-        taskset: Path = typer.Option(..., "--taskset", help=TASKSET_HELP),
+        taskset: Optional[Path] = typer.Option(None, "--taskset", help=TASKSET_HELP),
         split: List[str] = typer.Option(None, "--split", help=SPLIT_HELP + " Default: train and dev."),
+        data: Optional[Path] = typer.Option(None, "--data", help=DATA_HELP),
+        part: List[str] = typer.Option(None, "--part", help=PART_HELP + " Default: train and dev."),
+        fmt: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        db: Optional[Path] = typer.Option(None, "--db", help=DB_QA_HELP),
+        import_dir: Optional[Path] = typer.Option(None, "--import-dir", help=IMPORT_DIR_HELP),
+        judge_url: Optional[str] = typer.Option(None, "--judge-url", help=JUDGE_HELP),
+        judge_llm: Optional[str] = typer.Option(None, "--judge-llm", help="With --data: the judge's LLM config."),
+        judge_model: Optional[str] = typer.Option(None, "--judge-model", help="The judge's model name on its server."),
         teacher: Optional[str] = typer.Option(None, "--teacher", help=TEACHER_HELP),
         model_url: Optional[str] = typer.Option(None, "--model-url", help=URL_HELP),
         llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
@@ -283,16 +357,27 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Collect trajectories: run a task set's splits through the agent loop (a teacher, or a model;
-        with --samples K, K sampled trajectories per task)."""
+        with --samples K, K sampled trajectories per task). With --data: a data file's questions,
+        its train and dev histories by default (the held-out ones are for `scroll distill eval --data`)."""
+        choice = _data_choice(data, part, ["train", "dev"], fmt, db, import_dir, judge_url, judge_llm, judge_model,
+                              taskset, split, None, as_json)
         _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency, limit, label, resume,
              no_sandbox, as_json, default_splits=["train", "dev"], pack=pack, samples=samples,
-             temperature=temperature, seed=seed)
+             temperature=temperature, seed=seed, data=choice)
 
     @distill_app.command("eval")
     def evaluate(
-        taskset: Path = typer.Option(..., "--taskset", help=TASKSET_HELP),
+        taskset: Optional[Path] = typer.Option(None, "--taskset", help=TASKSET_HELP),
         split: List[str] = typer.Option(None, "--split", help=SPLIT_HELP + " Default: test_unseen, "
                                         "test_paraphrase, test_heldout_kind (those the task set has)."),
+        data: Optional[Path] = typer.Option(None, "--data", help=DATA_HELP),
+        part: List[str] = typer.Option(None, "--part", help=PART_HELP + " Default: held_out."),
+        fmt: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        db: Optional[Path] = typer.Option(None, "--db", help=DB_QA_HELP),
+        import_dir: Optional[Path] = typer.Option(None, "--import-dir", help=IMPORT_DIR_HELP),
+        judge_url: Optional[str] = typer.Option(None, "--judge-url", help=JUDGE_HELP),
+        judge_llm: Optional[str] = typer.Option(None, "--judge-llm", help="With --data: the judge's LLM config."),
+        judge_model: Optional[str] = typer.Option(None, "--judge-model", help="The judge's model name on its server."),
         label: str = typer.Option(..., "--label", help="teacher | writer | untrained | trained[-rN]: the report "
                                   "compares these."),
         questions: Optional[Path] = typer.Option(None, "--questions", help=QUESTIONS_HELP),
@@ -310,9 +395,11 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Evaluate one label (a teacher, the untrained or a trained student) on the test splits, or on
-        natural questions (--questions)."""
+        natural questions (--questions), or on a data file's held-out histories (--data)."""
+        choice = _data_choice(data, part, ["held_out"], fmt, db, import_dir, judge_url, judge_llm, judge_model,
+                              taskset, split, questions, as_json)
         splits = split
-        if not splits and questions is None:
+        if not splits and questions is None and choice is None:
             try:
                 from scroll.tasks.splits import TaskSet
 
@@ -321,7 +408,7 @@ def register(app: typer.Typer) -> None:
                 fail(str(e), as_json=as_json)
             splits = [s for s in ("test_unseen", "test_paraphrase", "test_heldout_kind") if s in have]
         _run(taskset, splits, teacher, model_url, llm, model, loop, out, concurrency, limit, label, resume,
-             no_sandbox, as_json, pack=pack, questions=questions)
+             no_sandbox, as_json, pack=pack, questions=questions, data=choice)
 
     @distill_app.command("export")
     def export(

@@ -76,15 +76,19 @@ def write_cmd(
     fmt: str = typer.Option("longmemeval", "--format", help="longmemeval (one instance per question, each "
                             "with the whole haystack) or locomo (one sample, its qa list)."),
     tokens: str = typer.Option("200000", "--tokens", help="History length in tokens (chars/4): 1e4 ... 1e7."),
-    seed: int = typer.Option(0, min=0, help="Generator seed."),
+    seed: int = typer.Option(0, min=0, help="Generator seed (of the first history)."),
+    histories: int = typer.Option(1, "--histories", min=1, help="How many histories, seeds SEED, SEED+1, ... "
+                                  "(each --tokens long, with its own questions): a file that `scroll collect "
+                                  "--data` and `scroll distill eval --data` can split by history."),
     families: Optional[str] = typer.Option(None, help="Comma-separated task families (default: the "
                                            "benchmark's 28, every category 4 times)."),
-    questions: Optional[int] = typer.Option(None, min=1, help="Only the first N questions (LongMemEval repeats "
-                                            "the haystack per question: N x the history's size)."),
+    questions: Optional[int] = typer.Option(None, min=1, help="Only the first N questions of each history "
+                                            "(LongMemEval repeats the haystack per question: N x the history's "
+                                            "size)."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Write one generated long history with its questions in a public benchmark format, so
-    every loader (scroll import, scroll bench run --data) reads it."""
+    """Write generated long histories (one by default) with their questions in a public benchmark
+    format, so every loader (scroll import, scroll bench run --data, scroll collect --data) reads it."""
     import os
     import time
 
@@ -102,24 +106,30 @@ def write_cmd(
         fail("--tokens must be >= 1000", as_json=as_json)
     names = [x.strip() for x in families.split(",") if x.strip()] if families else list(BENCH_FAMILIES)
     t0 = time.perf_counter()
+    hs = []
     try:
-        h = build_history(seed=seed, target_tokens=n, families=names, pool="all", **sized(n))
+        for k in range(histories):
+            h = build_history(seed=seed + k, target_tokens=n, families=names, pool="all", **sized(n))
+            if questions:
+                h.tasks = h.tasks[:questions]
+            hs.append(h)
     except ValueError as e:
         fail(str(e), as_json=as_json)
     gen_s = time.perf_counter() - t0
-    if questions:
-        h.tasks = h.tasks[:questions]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    (write_longmemeval if fmt == "longmemeval" else write_locomo)(h, tmp)
+    (write_longmemeval if fmt == "longmemeval" else write_locomo)(hs if histories > 1 else hs[0], tmp)
     os.replace(tmp, out)
-    summary = {"out": str(out), "format": fmt, "target_tokens": n, "tokens": h.n_tokens, "sessions": len(h.sessions),
-               "events": len(h.rows), "questions": len(h.tasks), "bytes": out.stat().st_size, "seed": seed,
+    summary = {"out": str(out), "format": fmt, "target_tokens": n, "histories": histories,
+               "tokens": sum(h.n_tokens for h in hs), "sessions": sum(len(h.sessions) for h in hs),
+               "events": sum(len(h.rows) for h in hs), "questions": sum(len(h.tasks) for h in hs),
+               "bytes": out.stat().st_size, "seed": seed,
                "generate_s": round(gen_s, 3), "total_s": round(time.perf_counter() - t0, 3)}
     if as_json:
         emit_json(summary)
         return
-    console().print(f"{fmt}: {summary['questions']} questions over {summary['tokens']:,} tokens "
+    console().print(f"{fmt}: {summary['questions']} questions over {histories} histor"
+                    f"{'y' if histories == 1 else 'ies'} of {summary['tokens']:,} tokens in all "
                     f"({summary['sessions']} sessions) -> {out} ({summary['bytes']:,} bytes) in {summary['total_s']} s")
 
 

@@ -89,13 +89,33 @@ def to_locomo(h: History, sample_id: str | None = None) -> list[dict]:
     return [{"sample_id": sid, "conversation": conv, "qa": qa}]
 
 
-def write_longmemeval(h: History, path) -> Path:
+def _many(h: History | list[History]) -> list[History]:
+    hs = h if isinstance(h, list) else [h]
+    if not hs:
+        raise ValueError("no histories to write")
+    return hs
+
+
+def write_longmemeval(h: History | list[History], path) -> Path:
+    """One history's instances, or several histories' (question ids then carry the history's
+    seed, `s<seed>-<id>`, so that they stay unique)."""
+    hs = _many(h)
+    items = []
+    for one in hs:
+        for inst in to_longmemeval(one):
+            if len(hs) > 1:
+                inst["question_id"] = f"s{one.params.get('seed', 0)}-{inst['question_id']}"
+            items.append(inst)
     p = Path(path)
-    p.write_text(json.dumps(to_longmemeval(h), ensure_ascii=False), encoding="utf-8")
+    p.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
     return p
 
 
-def write_locomo(h: History, path, sample_id: str | None = None) -> Path:
+def write_locomo(h: History | list[History], path, sample_id: str | None = None) -> Path:
+    """One sample per history (`sample_id` only for a single history)."""
+    hs = _many(h)
+    if sample_id is not None and len(hs) > 1:
+        raise ValueError("sample_id names one history's sample")
     p = Path(path)
-    p.write_text(json.dumps(to_locomo(h, sample_id), ensure_ascii=False), encoding="utf-8")
+    p.write_text(json.dumps([s for one in hs for s in to_locomo(one, sample_id)], ensure_ascii=False), encoding="utf-8")
     return p

@@ -1,0 +1,47 @@
+"""The options that read a data file instead of a task set, shared by `scroll bench run --data`,
+`scroll collect --data` and `scroll distill eval --data`: one reading, one judge setup."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+DATA_HELP = ("A data file instead of --taskset: LongMemEval (longmemeval_s/m/oracle JSON, or `scroll tasks write`'s), "
+             "LoCoMo (locomo10.json), BEAM (a chat.json, or its folder; the probing questions beside it or "
+             "--probing), OOLONG (rows JSON) or jsonl-qa (your own questions over an imported log, with --db; "
+             "scroll.bench.qa_file). Each history is imported into its own log under OUT/histories "
+             "(answers in its label sidecar, never in the log).")
+FORMAT_HELP = "With --data: longmemeval | locomo | beam | oolong | jsonl-qa [default: detected from the content]."
+DB_QA_HELP = "With a jsonl-qa --data file: the event log it asks about (scroll import)."
+JUDGE_HELP = ("With --data: an OpenAI-compatible server URL for the judge model (LongMemEval's yes/no judge, BEAM's "
+              "rubric judge). Without one: LongMemEval by normalised exact/contains match, BEAM by a deterministic "
+              "rubric-word overlap (a proxy). LoCoMo (token F1) and OOLONG (numeric partial credit) need none.")
+
+
+def data_refs(data: Path, fmt: Optional[str], probing: Optional[Path], import_dir: Path, limit: Optional[int],
+              judge_url: Optional[str], judge_llm: Optional[str], judge_model: Optional[str],
+              db: Optional[Path] = None):
+    """(refs, what was prepared, the judge backend or None) for `--data`; ValueError on bad input."""
+    from scroll.bench.datasets import prepare
+    from scroll.bench.judges import LLMJudge
+
+    backend = None
+    if judge_url and judge_llm:
+        raise ValueError("give --judge-url or --judge-llm, not both")
+    if judge_url or judge_llm:
+        from scroll.llm import LLMConfig, make_llm
+        from scroll.runner import Serialized
+
+        over = {"base_urls": [u.strip() for u in judge_url.split(",") if u.strip()]} if judge_url else {}
+        cfg = LLMConfig.from_yaml(judge_llm or "openai", **over, **({"model": judge_model} if judge_model else {}))
+        cfg.validate()
+        backend = Serialized(make_llm(cfg))
+    elif judge_model:
+        raise ValueError("--judge-model goes with --judge-url / --judge-llm")
+    try:
+        prep = prepare(data, import_dir, fmt=fmt, probing=probing, limit=limit, db=db,
+                       llm_judge=LLMJudge(backend, rubric_tokens=64) if backend is not None else None)
+    except BaseException:
+        if backend is not None:
+            backend.close()
+        raise
+    return prep.refs, prep, backend
