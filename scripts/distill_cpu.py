@@ -1,5 +1,7 @@
 """python scripts/distill_cpu.py --name smollm2-135m-cpu          # = make distill
    python scripts/distill_cpu.py --name teachers-v2 --teachers-only  # the two teachers' rows only (minutes)
+   python scripts/distill_cpu.py --name own-data-lme --data var/own/lme-24x10.json --rounds 0 --train 1000 \
+       --untrained-test 24      # on your own data file: train/dev histories to learn, held-out ones to evaluate
 
 The distillation experiment on this machine's CPU, with self-improvement rounds (STaR-style
 rejection-sampling fine-tuning), one command, every step resumable:
@@ -336,6 +338,8 @@ def main() -> None:
                     help="distill on a data file instead of a task set (scroll collect --data): LongMemEval or "
                          "LoCoMo JSON, e.g. `scroll tasks write --histories N`'s; the teacher collects on its train "
                          "and dev histories, every row is evaluated on its held-out ones (no natural split)")
+    ap.add_argument("--db", type=Path, default=None,
+                    help="with a jsonl-qa --data file (your own questions): the event log it asks about (scroll import)")
     ap.add_argument("--teacher-url", default=None,
                     help="collect round 0 from a teacher MODEL at this OpenAI-compatible URL (e.g. a GPU Qwen "
                          "server) instead of --collect-teacher's program writer")
@@ -384,13 +388,15 @@ def main() -> None:
         a.data = a.data.resolve()
         if not a.data.is_file():
             sys.exit(f"--data {a.data}: no such file")
+    if a.db is not None and a.data is None:
+        sys.exit("--db goes with a jsonl-qa --data file")
     hist_dir = work / "histories"   # --data: every step's imported history logs (one import, shared)
 
     def source(kind: str) -> list[str]:
         """What a step reads: the task set's splits, or the data file's parts (by history)."""
         if a.data is not None:
-            return ["--data", str(a.data), "--import-dir", str(hist_dir), *(["--part", "train"] if kind == "sample"
-                                                                              else [])]
+            return ["--data", str(a.data), "--import-dir", str(hist_dir), *(["--db", str(a.db.resolve())] if a.db else []),
+                    *(["--part", "train"] if kind == "sample" else [])]
         return {"collect": ["--taskset", str(taskset), "--split", "train", "--split", "dev"],
                 "eval": ["--taskset", str(taskset), *splits],
                 "sample": ["--taskset", str(taskset), "--split", "train"]}[kind]
@@ -407,7 +413,7 @@ def main() -> None:
         nat_tasks = steps.run("tasks_natural", ["tasks", "build", "--spec", a.natural_spec, "--out", str(nat_set),
                                                 "--json"], cache=False, kind="setup")
     code = {"code": fingerprint(*CODE_FILES)}  # a teacher or the kernel's helpers changed: runs are redone
-    ts_key = ({"data": fingerprint(a.data)} if a.data is not None else
+    ts_key = ({"data": fingerprint(a.data), "db": fingerprint(a.db) if a.db else None} if a.data is not None else
               {"taskset": fingerprint(taskset / "taskset.json")}) | code
     nat_key = {"taskset": fingerprint(nat_set / "taskset.json"), "questions": fingerprint(natural_q),
                **code} if natural_q else {}

@@ -223,6 +223,11 @@ def _data_choice(data, parts, default_parts, fmt, db, import_dir, judge_url, jud
         return None
     if split or questions is not None:
         fail("--split and --questions go with --taskset; --data takes --part", as_json=as_json)
+    from scroll.bench.data_parts import PARTS
+
+    bad = [p for p in parts or [] if p not in PARTS]
+    if bad:
+        fail(f"unknown part(s) {bad}; the parts are {', '.join(PARTS)}", as_json=as_json)
     return DataChoice(data, list(parts or default_parts), fmt, db, import_dir, judge_url, judge_llm, judge_model)
 
 
