@@ -188,6 +188,17 @@ def _subject(sentence, vocab=frozenset()):
     return "me"  # "Quality time with Ana ...": no Name starts it
 
 
+def _told_after(rest):
+    """Who a "guess who ...?" sentence is about, from the words after it: 'me' ("Me!"), a relation
+    word ("My aunt, ..."), else 'other' (a Name, or nobody said)."""
+    m = _re.match(r"[\s?!.]*(?:(me|yours truly)\b|(?:my|our)\s+([a-z-]+))", rest, _re.I)
+    if m and m.group(1):
+        return "me"
+    if m and m.group(2).lower() in _PEOPLE:
+        return m.group(2).lower()
+    return "other"
+
+
 def _my_amounts(text):
     """The amounts of a text's clauses about me ("..., someone paid $60 for one": not mine)."""
     return [float((a or b).replace(",", "")) for c in _CLAUSE.split(text) if not _THIRD.match(c)
@@ -249,6 +260,9 @@ def facts(hits, must, about="", who=None, any_time=False):
                 ref = [r.lower() for r in _re.findall(r"\b(?:my|our)\s+([a-z-]+)\b(?!')", before, _re.I)
                        if r.lower() in _PEOPLE]
                 subj = pronoun = ref[-1] if ref else subj
+            told = _re.match(r"(?:[^:]{0,60}:)?\W*guess\s+who\b", sent, _re.I)  # "Big news: guess who ..."
+            if told:  # the subject is told after the question mark
+                subj = _told_after((h.text or "")[max(0, at) + len(sent):])
             if subj.startswith("name:") and _stem(subj[5:]) in anchors:
                 subj = "me"  # the question's own name is the subject ("Juniper sleeps on our bed now")
             # the clauses that hold the target decide: "I ran it last year and want to again" is no plan;
@@ -257,7 +271,9 @@ def facts(hits, must, about="", who=None, any_time=False):
             held = [(c, cs) for c, cs in clauses if any(any(_has(cs, a) for a in g) for g in need)] or [(sent, stems)]
             said = [c for c, _ in held]
             rel = next((c for c in said if _re.match(r"\s*who\b|\s*who's\b|\s*whose\b", c, _re.I)), None)
-            if rel is not None:  # "a postcard from Omar, who's living in Valencia": about the one before `who`
+            if told:
+                pass
+            elif rel is not None:  # "a postcard from Omar, who's living in Valencia": about the one before `who`
                 m = _re.search(r"\b(?:my|our)\s+([a-z-]+)\W*$", sent[:sent.find(rel.strip())], _re.I)
                 subj = m.group(1).lower() if m and m.group(1).lower() in _PEOPLE else "other"
             elif _agent(sent, need, anchors, vocab):

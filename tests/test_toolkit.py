@@ -226,6 +226,16 @@ def test_day_before_yesterday_a_greeting_from_home_and_a_trip(log):
     assert ns["d"] == "2026-05-03" and ns["c"] == "Tromso", out
 
 
+def test_a_guess_who_statement_is_about_whoever_comes_after_it(log):
+    """'Guess who ... ? My aunt!' is my aunt's move, not mine; 'Guess who ...? Me.' is mine."""
+    _say(log, "06", [("s0", "01", "I moved to Oslo, finally unpacked."),
+                     ("s1", "02", "News: guess who settled in Bergen? My aunt! She loves it."),
+                     ("s2", "03", "Guess who has a flat in Tromso now? Me, after all that searching.")])
+    out, ns = _run(log, 'a = latest_of(user_turns(), "live", who="aunt", kind="place")\n'
+                        'm = values_of(user_turns(), "live", kind="place")')
+    assert ns["a"] == "Bergen" and "Bergen" not in str(ns["m"]) and "Tromso" in str(ns["m"]), out
+
+
 def test_a_named_person_a_neighbour_of_ours_and_a_commute(log):
     """'Priya got hired by X' is Priya's news; 'that old neighbour of ours' moves, not me; the town
     I cycle through on the way to work is no employer."""

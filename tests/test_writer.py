@@ -86,6 +86,7 @@ def test_no_generator_wording_or_family_name_in_the_writer_or_the_core_helpers()
     ("Which company do I clock in at right now?", "latest_of", "work"),            # an idiom for work
     ("My landlord wants the town I'm in today; which is it?", "latest_of", "live"),  # the current town
     ("When was Mango's gotcha day?", "day_of", "Mango"),                           # "gotcha": adoption, no name
+    ("Insurance paperwork asks for my town; which is it now?", "latest_of", "live"),  # "Insurance": no name
 ])
 def test_plans_read_the_question(question, helper, must):
     plan = write_plan(question)
@@ -93,6 +94,14 @@ def test_plans_read_the_question(question, helper, must):
     assert must in plan.must, plan
     compile(plan.cell("solve"), "<cell>", "exec")
     compile(plan.cell("scan"), "<cell>", "exec")
+
+
+def test_a_sentence_opening_modifier_is_no_name_but_an_option_keeps_its_name():
+    from scroll.policies.writer import _names
+
+    assert _names("Insurance paperwork asks for my town; which is it now?") == []
+    assert _names("Leo moved where?") == ["Leo"] and _names("Mochi's vet is where?") == ["Mochi"]
+    assert _names("Melbourne holiday") == ["Melbourne"]   # an option of a comparison, not a sentence
 
 
 def test_scope_and_option_words_are_not_targets():

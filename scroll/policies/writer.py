@@ -128,6 +128,11 @@ def _names(question: str) -> list[str]:
                 words = []  # "Pull up when ...", "Lost count of ...": a verb, no name
             if len(words) == 1 and words[0].endswith("s") and question[m.end():].startswith(":"):
                 words = []  # "Ferries: what's my spend": a plural topic as a label, no name
+            nxt = re.match(r"\s+([a-z][a-z-]*)\b", question[m.end():])
+            if len(words) == 1 and not words[0].endswith("'s") and nxt and nxt.group(1) not in _STOP \
+                    and question.rstrip().endswith(("?", ".")) \
+                    and not syn.is_verb(nxt.group(1)) and not nxt.group(1).endswith(("ed", "s")):
+                words = []  # "Tax forms want ...?": a whole sentence opens with a noun's modifier, no name
         words = [w.rstrip("'s").rstrip("?") if w.endswith("'s") else w.rstrip("?") for w in words]
         if words:
             out.append("_".join(words))
