@@ -2,8 +2,11 @@
 `scroll collect --data` and `scroll distill eval --data`: one reading, one judge setup."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+
+from .common import fail
 
 DATA_HELP = ("A data file instead of --taskset: LongMemEval (longmemeval_s/m/oracle JSON, or `scroll tasks write`'s), "
              "LoCoMo (locomo10.json), BEAM (a chat.json, or its folder; the probing questions beside it or "
@@ -45,3 +48,51 @@ def data_refs(data: Path, fmt: Optional[str], probing: Optional[Path], import_di
             backend.close()
         raise
     return prep.refs, prep, backend
+
+
+@dataclass
+class DataChoice:
+    """`--data FILE` and its options: which file, which of its parts (scroll.bench.data_parts)."""
+
+    data: Path
+    parts: list[str]
+    fmt: Optional[str] = None
+    db: Optional[Path] = None
+    import_dir: Optional[Path] = None
+    judge_url: Optional[str] = None
+    judge_llm: Optional[str] = None
+    judge_model: Optional[str] = None
+
+    def refs(self, out: Path, limit: Optional[int]):
+        """(refs of the chosen parts, first `limit`; the record of what was chosen; the judge backend)."""
+        from scroll.bench import data_parts
+        refs, prep, backend = data_refs(self.data, self.fmt, None, self.import_dir or out / "histories", None,
+                                        self.judge_url, self.judge_llm, self.judge_model, db=self.db)
+        try:
+            refs, chosen = data_parts.split(refs, self.parts)
+        except ValueError:
+            if backend is not None:
+                backend.close()
+            raise
+        refs = refs[:limit] if limit else refs
+        return refs, {"file": str(self.data), "format": prep.format, "histories": prep.histories,
+                      "questions_in_file": prep.questions_in_file, "judge": refs[0].task.judge_name, **chosen}, backend
+
+
+def data_choice(data, parts, default_parts, fmt, db, import_dir, judge_url, judge_llm, judge_model, taskset,
+                 split, questions, as_json) -> Optional[DataChoice]:
+    """The --data choice (None with --taskset); refuses a mix of the two."""
+    if (taskset is None) == (data is None):
+        fail("give --taskset DIR or --data FILE, one of them", as_json=as_json)
+    if data is None:
+        if parts or fmt or db or import_dir or judge_url or judge_llm or judge_model:
+            fail("--part, --format, --db, --import-dir and --judge-* go with --data", as_json=as_json)
+        return None
+    if split or questions is not None:
+        fail("--split and --questions go with --taskset; --data takes --part", as_json=as_json)
+    from scroll.bench.data_parts import PARTS
+
+    bad = [p for p in parts or [] if p not in PARTS]
+    if bad:
+        fail(f"unknown part(s) {bad}; the parts are {', '.join(PARTS)}", as_json=as_json)
+    return DataChoice(data, list(parts or default_parts), fmt, db, import_dir, judge_url, judge_llm, judge_model)

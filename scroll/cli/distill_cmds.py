@@ -30,14 +30,13 @@ so, never pass them off as a model's.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional
 
 import typer
 
 from .common import JSON_HELP, console, emit_json, fail
-from .data_opts import DATA_HELP, DB_QA_HELP, FORMAT_HELP, JUDGE_HELP
+from .data_opts import DATA_HELP, DB_QA_HELP, FORMAT_HELP, JUDGE_HELP, DataChoice, data_choice
 
 distill_app = typer.Typer(help="Distillation: export agent steps as SFT data, evaluate students, report.",
                           no_args_is_help=True)
@@ -181,56 +180,6 @@ def _samples_summary(per_sample: list, label: str, out: Path, wall: float, tempe
     return s
 
 
-@dataclass
-class DataChoice:
-    """`--data FILE` and its options: which file, which of its parts (scroll.bench.data_parts)."""
-
-    data: Path
-    parts: list[str]
-    fmt: Optional[str] = None
-    db: Optional[Path] = None
-    import_dir: Optional[Path] = None
-    judge_url: Optional[str] = None
-    judge_llm: Optional[str] = None
-    judge_model: Optional[str] = None
-
-    def refs(self, out: Path, limit: Optional[int]):
-        """(refs of the chosen parts, first `limit`; the record of what was chosen; the judge backend)."""
-        from scroll.bench import data_parts
-        from scroll.cli.data_opts import data_refs
-
-        refs, prep, backend = data_refs(self.data, self.fmt, None, self.import_dir or out / "histories", None,
-                                        self.judge_url, self.judge_llm, self.judge_model, db=self.db)
-        try:
-            refs, chosen = data_parts.split(refs, self.parts)
-        except ValueError:
-            if backend is not None:
-                backend.close()
-            raise
-        refs = refs[:limit] if limit else refs
-        return refs, {"file": str(self.data), "format": prep.format, "histories": prep.histories,
-                      "questions_in_file": prep.questions_in_file, "judge": refs[0].task.judge_name, **chosen}, backend
-
-
-def _data_choice(data, parts, default_parts, fmt, db, import_dir, judge_url, judge_llm, judge_model, taskset,
-                 split, questions, as_json) -> Optional[DataChoice]:
-    """The --data choice (None with --taskset); refuses a mix of the two."""
-    if (taskset is None) == (data is None):
-        fail("give --taskset DIR or --data FILE, one of them", as_json=as_json)
-    if data is None:
-        if parts or fmt or db or import_dir or judge_url or judge_llm or judge_model:
-            fail("--part, --format, --db, --import-dir and --judge-* go with --data", as_json=as_json)
-        return None
-    if split or questions is not None:
-        fail("--split and --questions go with --taskset; --data takes --part", as_json=as_json)
-    from scroll.bench.data_parts import PARTS
-
-    bad = [p for p in parts or [] if p not in PARTS]
-    if bad:
-        fail(f"unknown part(s) {bad}; the parts are {', '.join(PARTS)}", as_json=as_json)
-    return DataChoice(data, list(parts or default_parts), fmt, db, import_dir, judge_url, judge_llm, judge_model)
-
-
 def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency, limit, label, resume,
          no_sandbox, as_json, default_splits=None, *, pack=None, samples=1, temperature=None, seed=None,
          questions=None, data: Optional[DataChoice] = None):
@@ -364,7 +313,7 @@ def register(app: typer.Typer) -> None:
         """Collect trajectories: run a task set's splits through the agent loop (a teacher, or a model;
         with --samples K, K sampled trajectories per task). With --data: a data file's questions,
         its train and dev histories by default (the held-out ones are for `scroll distill eval --data`)."""
-        choice = _data_choice(data, part, ["train", "dev"], fmt, db, import_dir, judge_url, judge_llm, judge_model,
+        choice = data_choice(data, part, ["train", "dev"], fmt, db, import_dir, judge_url, judge_llm, judge_model,
                               taskset, split, None, as_json)
         _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency, limit, label, resume,
              no_sandbox, as_json, default_splits=["train", "dev"], pack=pack, samples=samples,
@@ -401,7 +350,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate one label (a teacher, the untrained or a trained student) on the test splits, or on
         natural questions (--questions), or on a data file's held-out histories (--data)."""
-        choice = _data_choice(data, part, ["held_out"], fmt, db, import_dir, judge_url, judge_llm, judge_model,
+        choice = data_choice(data, part, ["held_out"], fmt, db, import_dir, judge_url, judge_llm, judge_model,
                               taskset, split, questions, as_json)
         splits = split
         if not splits and questions is None and choice is None:
