@@ -55,6 +55,7 @@ and `ANSWER: ... | evidence seqs: [...]`):
   previous_of(hits, must, than) -> the Name before `than`  who_of(hits, must) -> who else did it ("sister", a Name)
   largest_of(hits, must) / smallest_of(hits, must) -> one amount spent     difference(hits, a, b, of="sum") -> a - b
   compare(hits, a, b, by="sum"|"count"|"largest"|"day") -> "yes" when a beats b (day: a happened first)
+  kind_of(hits, must, kind="dog"|"breed"|"cat"|"instrument"|"language") -> the member my statement names ("beagle")
   facts(hits, must, about="", who=None) -> the qualifying statements (.seq .day .text .names .amounts)
   user_turns() -> every user turn of the history (no search)
 

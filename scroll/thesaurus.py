@@ -50,6 +50,32 @@ _SYNONYM_GROUPS = [
 _CONTRARY = {
     "live": "visit|visiting|visited|trip|briefly|hotel|conference|itinerary|layover|sightseeing",
 }
+# the members of a kind, for "what kind of dog", "which instrument" (kind_of in scroll/toolkit.py); general
+# English, two-word members joined by `_`
+KINDS = {
+    "dog": "labrador|retriever|golden_retriever|beagle|poodle|labradoodle|cockapoo|greyhound|whippet|lurcher|corgi|"
+           "dachshund|terrier|collie|border_collie|spaniel|cocker_spaniel|springer_spaniel|husky|boxer|bulldog|"
+           "french_bulldog|pug|shepherd|german_shepherd|chihuahua|schnauzer|rottweiler|doberman|dalmatian|mastiff|"
+           "pointer|setter|shiba|akita|samoyed|vizsla|weimaraner|basset|bloodhound|sheepdog|staffie|pit_bull|"
+           "great_dane|newfoundland|st_bernard|maltese|shih_tzu|pomeranian|yorkie|mutt|mongrel",
+    "cat": "tabby|siamese|persian|maine_coon|ragdoll|bengal|sphynx|calico|tortoiseshell|british_shorthair|burmese|"
+           "abyssinian|norwegian_forest|russian_blue|savannah|tuxedo",
+    "instrument": "piano|guitar|bass|violin|viola|cello|double_bass|drums|drum|percussion|flute|clarinet|oboe|bassoon|"
+                  "saxophone|sax|trumpet|trombone|tuba|french_horn|ukulele|harp|banjo|mandolin|accordion|harmonica|"
+                  "keyboard|synth|organ|recorder|bagpipes|sitar",
+    "language": "Spanish|French|German|Italian|Portuguese|Japanese|Mandarin|Cantonese|Chinese|Korean|Arabic|Russian|"
+                "Dutch|Greek|Hindi|Turkish|Swedish|Norwegian|Danish|Finnish|Polish|Czech|Hebrew|Latin|Welsh|Irish|"
+                "Icelandic|Vietnamese|Thai|Indonesian|Swahili",
+}
+KIND_WORDS = {"breed": "dog", "dog": "dog", "puppy": "dog", "cat": "cat", "kitten": "cat", "instrument": "instrument",
+              "language": "language"}
+
+
+def _kind_members(kind):
+    """The members of a kind (KINDS), two-word ones with a space; [] for an unknown kind."""
+    return [m.replace("_", " ") for m in KINDS.get(KIND_WORDS.get(str(kind).lower(), ""), "").split("|") if m]
+
+
 _SYNONYM_INDEX = {}
 for _g in _SYNONYM_GROUPS:
     for _w in _g.split("|"):

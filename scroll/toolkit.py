@@ -278,6 +278,40 @@ def said_about(hits, must, about="", who=None):
     return _answer(f.text, [f])
 
 
+def _member(text, members):
+    """The first member of a kind that `text` names (the longer of two at one place; "beagle mix":
+    a following mix/cross word kept), else None."""
+    found = []
+    for m in members:
+        for hit in _re.finditer(r"\b" + _re.escape(m) + r"s?\b", text, 0 if m[:1].isupper() else _re.I):
+            found.append((hit.start(), -len(m), hit))
+    if not found:
+        return None
+    hit = min(found, key=lambda x: (x[0], x[1]))[2]
+    tail = _re.match(r"\s+(mix|cross)\b", text[hit.end():], _re.I)
+    return (hit.group() + (" " + tail.group(1) if tail else "")).lower() if hit.group()[:1].islower() \
+        else hit.group() + (" " + tail.group(1) if tail else "")
+
+
+def kind_of(hits, must, about="", who=None, kind=None):
+    """Which member of a kind ("dog" or "breed", "cat", "instrument", "language") my newest
+    qualifying statement names (in its message: "We got Rex! A beagle."); when none qualifies (or no
+    `must`), my newest statement that names one, found by its own search."""
+    members = _kind_members(kind)
+    if not members:
+        return _answer("unknown", [], f" (no kind {kind!r}: dog, breed, cat, instrument, language)")
+    rows = [f for f in _pick(hits, must, about, who) if _member(f.message, members)] if must else []
+    if not rows:
+        more = ms.search(" ".join(members), k=None, role="user")  # noqa: F821 - `ms` is the kernel's global
+        rows = [f for f in _pick(more, "|".join(m.replace(" ", "_") for m in members), about, who)]
+        rows = [f for f in rows if _member(f.text, members)]
+    _show(rows)
+    if not rows:
+        return _answer("unknown", [], " (no statement names one)")
+    f = max(rows, key=lambda f: (f.time, f.seq))
+    return _answer(_member(f.text, members) or _member(f.message, members), [f])
+
+
 def user_turns(session=None):
     """Every user turn of the history in log order, read with ms.expand in ranges (no search)."""
     recent = ms.recent(1)  # noqa: F821 - `ms` is the kernel's global

@@ -152,7 +152,7 @@ def test_the_system_prompt_documents_exactly_the_core_toolkit():
               if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
     assert public == {"facts", "latest_of", "earliest_of", "values_of", "count_of", "day_of", "sum_of", "first_of",
                       "days_apart", "ever", "said_about", "user_turns", "previous_of", "who_of", "largest_of",
-                      "smallest_of", "difference", "compare"}
+                      "smallest_of", "difference", "compare", "kind_of"}
     section = SYSTEM_PROMPT.split("Helpers over hits")[1].split("Rules:")[0]
     documented = set(re.findall(r"\b([a-z_]+)\((?:hits|\.\.\.|\))", section))
     assert documented == public
@@ -224,6 +224,19 @@ def test_day_before_yesterday_a_greeting_from_home_and_a_trip(log):
     out, ns = _run(log, 'd = day_of(user_turns(), "Olive", about="adopt")\n'
                         'c = latest_of(user_turns(), "home", kind="place")')
     assert ns["d"] == "2026-05-03" and ns["c"] == "Tromso", out
+
+
+def test_kind_of_names_the_member_my_statement_gives(log):
+    """A breed told in the message beside the Name; a plan is no answer; an instrument found by its own
+    search when the question's words match nothing; an unknown kind says so."""
+    _say(log, "06", [("s0", "01", "Thinking about a dog, maybe a poodle."),
+                     ("s1", "02", "We got Rex today! A whippet cross, very fast."),
+                     ("s2", "03", "Practising cello every evening now."),
+                     ("s3", "04", "My cousin plays the trumpet.")])
+    out, ns = _run(log, 'b = kind_of(ms.search(widen("Rex"), k=None, role="user"), "Rex", kind="breed")\n'
+                        'i = kind_of(ms.search(widen("pick"), k=None, role="user"), "pick", kind="instrument")\n'
+                        'x = kind_of(user_turns(), "", kind="boat")')
+    assert ns["b"] == "whippet cross" and ns["i"] == "cello" and ns["x"] == "unknown", out
 
 
 def test_a_guess_who_statement_is_about_whoever_comes_after_it(log):

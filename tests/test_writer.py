@@ -87,6 +87,8 @@ def test_no_generator_wording_or_family_name_in_the_writer_or_the_core_helpers()
     ("My landlord wants the town I'm in today; which is it?", "latest_of", "live"),  # the current town
     ("When was Mango's gotcha day?", "day_of", "Mango"),                           # "gotcha": adoption, no name
     ("Insurance paperwork asks for my town; which is it now?", "latest_of", "live"),  # "Insurance": no name
+    ("What breed is Rex?", "kind_of", "Rex"),                                        # a member of a kind
+    ("Which instrument did I take up?", "kind_of", ""),
 ])
 def test_plans_read_the_question(question, helper, must):
     plan = write_plan(question)
@@ -102,6 +104,13 @@ def test_a_sentence_opening_modifier_is_no_name_but_an_option_keeps_its_name():
     assert _names("Insurance paperwork asks for my town; which is it now?") == []
     assert _names("Leo moved where?") == ["Leo"] and _names("Mochi's vet is where?") == ["Mochi"]
     assert _names("Melbourne holiday") == ["Melbourne"]   # an option of a comparison, not a sentence
+
+
+def test_kind_questions_name_their_kind():
+    assert write_plan("What breed is Rex?").kind == "dog"
+    assert write_plan("What breed of cat did I adopt?").kind == "cat"
+    assert write_plan("Which instrument did I take up?").kind == "instrument"
+    assert write_plan("What kind of car did I buy?").helper != "kind_of"   # no kind table for cars
 
 
 def test_scope_and_option_words_are_not_targets():

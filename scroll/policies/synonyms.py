@@ -10,7 +10,7 @@ are never required; `TYPES` name the answer's type ("city", "company") and are n
 """
 from __future__ import annotations
 
-from scroll.thesaurus import synonyms, variants as _variants
+from scroll.thesaurus import KIND_WORDS, synonyms, variants as _variants  # noqa: F401 (KIND_WORDS: the writer's)
 
 # verbs that say what happened; a question's nouns and names are required, its verbs only rank
 VERBS = set(("live living lives move moved work worked go went going get got getting have had take took taking attend "

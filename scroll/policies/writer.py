@@ -69,7 +69,8 @@ class Plan:
     options: tuple = field(default_factory=tuple)  # first: (label, must) pairs; duration / difference: two musts;
     #                                                previous: (the later value,)
     of: str = "sum"                  # difference: "sum" or "count"
-    kind: str | None = None          # the Name's kind for the name helpers: "place" | "org" | "person" | None
+    kind: str | None = None          # the Name's kind for the name helpers: "place" | "org" | "person" | None;
+    #                                  kind_of: the kind asked for ("dog", "cat", "instrument", "language")
     besides: tuple = field(default_factory=tuple)  # values_of: Names the question already gives ("besides Leo")
     any_time: bool = False           # values_of: the distant past counts too ("my childhood towns")
 
@@ -182,6 +183,8 @@ def _one_per_group(words: list[str]) -> list[str]:
     return list(seen.values())
 
 
+_KIND_Q = re.compile(r"\b(?:kind|type|sort|breed)\s+of\s+(\w+)|\b(?:what|which)\s+(breed|instrument|language)\b",
+                     re.I)  # "what kind of dog", "which instrument": one member of a kind (kind_of)
 _RX = {
     "said": re.compile(r"\bwhat (?:did|have) i (?:say|said|mention|mentioned|tell you|told you)\b|"
                        r"\bwhat do you know about\b|\bwhat have i told you about\b", re.I),
@@ -314,6 +317,12 @@ def _plan(question: str) -> Plan:
         return Plan("list", "values_of", m2 or a2, a2 if m2 else "", who, kind="person", besides=(other,))
     if _RX["yesno"].search(q) and (_RX["compare"].search(q) or _RX["order"].search(q)):
         return _comparison(q, names, who)
+    kind_q = _KIND_Q.search(q)
+    if kind_q and (word := (kind_q.group(1) or kind_q.group(2)).lower()) in syn.KIND_WORDS:
+        kind = "cat" if word == "breed" and re.search(r"\b(?:cat|kitten)s?\b", q, re.I) else syn.KIND_WORDS[word]
+        rest = q[:kind_q.start()] + " " + q[kind_q.end():]
+        m2, a2 = _target(re.sub(r"\b(?:dog|puppy|cat|kitten)s?\b", " ", rest, flags=re.I), names)
+        return Plan("entity", "kind_of", m2, a2, who, kind=kind)
     if _RX["said"].search(q):
         return Plan("said", "said_about", must, about, who)
     if _RX["who"].search(q):
