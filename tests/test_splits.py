@@ -219,3 +219,20 @@ def test_cli_build_and_show(ci, tmp_path):
     assert r.exit_code == 1 and "no task set" in r.output
     r = CliRunner().invoke(app, ["tasks", "build", "--help"])
     assert r.exit_code == 0 and "--spec" in r.output
+
+
+def test_a_split_may_take_turns_over_wordings_and_keeps_the_test_splits():
+    """distill-v3: the train split's histories take turns over three train-role wordings; its test
+    splits are distill-v2's (same seed, same params); a test wording in a train split's list is refused."""
+    v2, v3 = TaskSetSpec.load("distill-v2"), TaskSetSpec.load("distill-v3")
+    assert [v3.history_params("train", n)["wording"] for n in range(4)] == \
+        ["wide-train", "wide-dev", "wide-dev2", "wide-train"]
+    for split in ("dev", "test_unseen", "test_paraphrase", "test_heldout_kind"):
+        assert all(v2.history_params(split, n) == v3.history_params(split, n) for n in range(v2.splits[split].histories))
+    raw = v3.to_dict()
+    raw["splits"]["train"]["wording"] = ["wide-train", "wide-test"]
+    with pytest.raises(ValueError, match="'wide-test' is for test splits only"):
+        TaskSetSpec.from_dict(raw)
+    raw["splits"]["train"]["wording"] = []
+    with pytest.raises(ValueError, match="non-empty list"):
+        TaskSetSpec.from_dict(raw)

@@ -52,8 +52,12 @@ class SplitSpec:
     histories: int
     families: list[str]
     pool: str = "train"
-    wording: str = "train"
+    wording: str | list[str] = "train"   # a list: history n uses wording[n % len] (more wordings, same size)
     role: str = "train"              # train | test
+
+    @property
+    def wordings(self) -> list[str]:
+        return [self.wording] if isinstance(self.wording, str) else list(self.wording)
 
 
 @dataclass
@@ -136,11 +140,15 @@ class TaskSetSpec:
                 raise ValueError(f"split {name!r}: unknown or repeated families {bad or s.families}; "
                                  f"known: {sorted(FAMILIES)}")
             get_pool(s.pool)
-            get_wording(s.wording)
+            if not s.wordings or not all(isinstance(w, str) for w in s.wordings):
+                raise ValueError(f"split {name!r}: wording must be a name or a non-empty list of names")
+            for w in s.wordings:
+                get_wording(w)
             if s.role not in ("train", "test"):
                 raise ValueError(f"split {name!r}: role must be train or test, not {s.role!r}")
-            if wording_role(s.wording) == "test" and s.role != "test":
-                raise ValueError(f"split {name!r}: wording {s.wording!r} is for test splits only")
+            for w in s.wordings:
+                if wording_role(w) == "test" and s.role != "test":
+                    raise ValueError(f"split {name!r}: wording {w!r} is for test splits only")
         train_entities = set().union(*[get_pool(s.pool).entities() for s in self.splits.values() if s.role == "train"])
         for name, s in self.splits.items():
             shared = get_pool(s.pool).entities() & train_entities if s.role == "test" else set()
@@ -167,7 +175,8 @@ class TaskSetSpec:
     def history_params(self, split: str, n: int) -> dict:
         s = self.splits[split]
         return {"seed": self.history_seed(split, n), "target_tokens": self.history_tokens,
-                "families": list(s.families), "start": self.start, "pool": s.pool, "wording": s.wording,
+                "families": list(s.families), "start": self.start, "pool": s.pool,
+                "wording": s.wordings[n % len(s.wordings)],
                 "min_sessions": self.min_sessions, "exchanges": list(self.exchanges)}
 
 
