@@ -113,15 +113,21 @@ def test_longmemeval_events_carry_no_labels_and_the_sidecar_has_them(tmp_path):
     assert stat.S_IMODE(os.stat(sidecar_path(db)).st_mode) == 0o600
 
 
-def test_second_instance_into_the_same_log_adds_its_own_key(tmp_path):
+def test_second_instance_into_the_same_log_is_refused_its_own_log_works(tmp_path):
+    """LongMemEval instances share the neutral session names (s001, ...): a second one into the same
+    log would merge two haystacks, so it is refused, with nothing written; each goes into its own log."""
     db, r = _import(tmp_path, [_lme("q1"), _lme("q2_abs")], "q1")
     assert r.exit_code == 0, r.output
+    before = LabelStore(db).all()
     db, r = _import(tmp_path, [_lme("q1"), _lme("q2_abs")], "q2_abs")
+    assert r.exit_code == 1 and "already in" in r.output
+    assert LabelStore(db).all() == before and sorted(before) == ["longmemeval/q1"]
+    assert before["longmemeval/q1"]["evidence_seqs"] == [3, 5]
+    other = tmp_path / "q2.db"
+    r = _run("import", tmp_path / "lme.json", "--db", other, "--instance", "q2_abs")
     assert r.exit_code == 0, r.output
-    labels = LabelStore(db).all()
-    assert sorted(labels) == ["longmemeval/q1", "longmemeval/q2_abs"]
-    assert labels["longmemeval/q1"]["evidence_seqs"] == [3, 5]
-    assert labels["longmemeval/q2_abs"]["evidence_seqs"] == [9, 11] and labels["longmemeval/q2_abs"]["abstention"]
+    lab = LabelStore(other).get("longmemeval/q2_abs")
+    assert lab["evidence_seqs"] == [3, 5] and lab["abstention"]
 
 
 def test_no_sidecar_when_the_import_fails(tmp_path, monkeypatch):

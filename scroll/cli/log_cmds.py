@@ -139,19 +139,17 @@ def register(app: typer.Typer) -> None:
         path = db_path(db)
         if path.is_dir():
             fail(f"{path} is a directory, not an event log file", as_json=as_json)
-        if path.exists() and parsed.rows:
-            try:
-                with EventLog(path, readonly=True) as old:
-                    clash = sorted(set(parsed.sessions) & {x["session"] for x in old.sessions()})
-            except (LogError, sqlite3.DatabaseError) as e:
-                fail(f"{path}: {e}", as_json=as_json)
-            if clash:
-                fail(f"{file}: session(s) {', '.join(map(repr, clash[:5]))}{' ...' if len(clash) > 5 else ''} "
-                     f"({len(clash)} of {len(parsed.sessions)}) are already in {path}: nothing imported (import into "
-                     "another --db, or rename the sessions)", as_json=as_json)
         created = _absent_files(path) if not path.exists() else []
         try:
             with EventLog(path) as log:
+                if log.readonly:  # a v1 log (scroll migrate) or a tampered one: say why before anything else
+                    raise LogError(f"cannot write: {log.readonly_reason}")
+                clash = sorted(set(parsed.sessions) & {x["session"] for x in log.sessions()})
+                if clash:  # checked before any append: nothing is written
+                    raise LogError(f"{file}: session(s) {', '.join(map(repr, clash[:5]))}"
+                                   f"{' ...' if len(clash) > 5 else ''} ({len(clash)} of {len(parsed.sessions)}) are "
+                                   f"already in {path}: nothing imported (import into another --db, or rename the "
+                                   "sessions)")
                 before = log.max_seq()
                 if as_json:
                     seqs = import_rows(log, parsed.rows)
