@@ -289,8 +289,8 @@ def _member(text, members):
         return None
     hit = min(found, key=lambda x: (x[0], x[1]))[2]
     tail = _re.match(r"\s+(mix|cross)\b", text[hit.end():], _re.I)
-    return (hit.group() + (" " + tail.group(1) if tail else "")).lower() if hit.group()[:1].islower() \
-        else hit.group() + (" " + tail.group(1) if tail else "")
+    value = hit.group() + (" " + tail.group(1) if tail else "")
+    return value.lower() if value[:1].islower() else value  # a Name (a language) keeps its capital
 
 
 def kind_of(hits, must, about="", who=None, kind=None):
@@ -303,8 +303,8 @@ def kind_of(hits, must, about="", who=None, kind=None):
     rows = [f for f in _pick(hits, must, about, who) if _member(f.message, members)] if must else []
     if not rows:
         more = ms.search(" ".join(members), k=None, role="user")  # noqa: F821 - `ms` is the kernel's global
-        rows = [f for f in _pick(more, "|".join(m.replace(" ", "_") for m in members), about, who)]
-        rows = [f for f in rows if _member(f.text, members)]
+        rows = [f for f in _pick(more, "|".join(m.replace(" ", "_") for m in members), about, who)
+                if _member(f.text, members)]
     _show(rows)
     if not rows:
         return _answer("unknown", [], " (no statement names one)")

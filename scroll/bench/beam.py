@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..importers import BadInputError, check_row, read_json_file
+from ..importers import BadInputError, check_row, read_json_file, type_name
 from ..labels import LabelStore
 from ..origin import Origin
 
@@ -104,16 +104,12 @@ def _fail(path: Path, where: str, msg: str) -> BadInputError:
     return BadInputError(f"{path}: {where}: {msg}")
 
 
-def _kind(v: Any) -> str:  # a JSON value's type, as an error message names it
-    return "null" if v is None else type(v).__name__
-
-
 def _msg_id(v: Any, path: Path, where: str) -> int:
     if isinstance(v, int) and not isinstance(v, bool):
         return v
     if isinstance(v, str) and v.strip().isdigit():
         return int(v.strip())
-    raise _fail(path, where, f"expected a message id (an integer), got {_kind(v)} {v!r:.60}")
+    raise _fail(path, where, f"expected a message id (an integer), got {type_name(v)} {v!r:.60}")
 
 
 def _flatten_ids(v: Any, path: Path, where: str, out: list[int]) -> list[int]:
@@ -142,7 +138,7 @@ def anchor_to_iso(value: str | None) -> str | None:
 def _opt_str(obj: dict, key: str, path: Path, where: str) -> str | None:
     v = obj.get(key)
     if v is not None and not isinstance(v, str):
-        raise _fail(path, f"{where}.{key}", f"expected a string, got {_kind(v)}")
+        raise _fail(path, f"{where}.{key}", f"expected a string, got {type_name(v)}")
     return v
 
 
@@ -150,7 +146,7 @@ def load_chat(path: str | Path) -> list[BeamBatch]:
     path = Path(path)
     doc = _read(path)
     if not isinstance(doc, list) or not doc:
-        raise _fail(path, "top level", f"expected a non-empty list of batches, got {_kind(doc)}")
+        raise _fail(path, "top level", f"expected a non-empty list of batches, got {type_name(doc)}")
     batches: list[BeamBatch] = []
     seen: dict[int, str] = {}
     anchor: str | None = None    # a batch with no anchor of its own keeps the last one
@@ -160,7 +156,7 @@ def load_chat(path: str | Path) -> list[BeamBatch]:
             raise _fail(path, w, "expected a batch object with a 'turns' list")
         number = raw.get("batch_number", b_i + 1)
         if isinstance(number, bool) or not isinstance(number, int):
-            raise _fail(path, f"{w}.batch_number", f"expected an integer, got {_kind(number)}")
+            raise _fail(path, f"{w}.batch_number", f"expected an integer, got {type_name(number)}")
         groups = [[g] if isinstance(g, dict) else g for g in raw["turns"]]
         anchor = _opt_str(raw, "time_anchor", path, w) or next(
             (m["time_anchor"] for g in groups if isinstance(g, list) for m in g
@@ -168,16 +164,16 @@ def load_chat(path: str | Path) -> list[BeamBatch]:
         batch = BeamBatch(number)
         for g_i, group in enumerate(groups):
             if not isinstance(group, list):
-                raise _fail(path, f"{w}.turns[{g_i}]", f"expected a list of messages, got {_kind(group)}")
+                raise _fail(path, f"{w}.turns[{g_i}]", f"expected a list of messages, got {type_name(group)}")
             for m_i, msg in enumerate(group):
                 mw = f"{w}.turns[{g_i}][{m_i}]"
                 if not isinstance(msg, dict):
-                    raise _fail(path, mw, f"expected a message object, got {_kind(msg)}")
+                    raise _fail(path, mw, f"expected a message object, got {type_name(msg)}")
                 role, content = msg.get("role"), msg.get("content")
                 if not isinstance(role, str) or not role:
-                    raise _fail(path, f"{mw}.role", f"expected a non-empty string, got {_kind(role)}")
+                    raise _fail(path, f"{mw}.role", f"expected a non-empty string, got {type_name(role)}")
                 if not isinstance(content, str):
-                    raise _fail(path, f"{mw}.content", f"expected a string, got {_kind(content)}")
+                    raise _fail(path, f"{mw}.content", f"expected a string, got {type_name(content)}")
                 mid = None if msg.get("id") is None else _msg_id(msg["id"], path, f"{mw}.id")
                 if mid is not None:
                     if mid in seen:
@@ -193,25 +189,25 @@ def load_probing(path: str | Path) -> list[BeamQuestion]:
     path = Path(path)
     doc = _read(path)
     if not isinstance(doc, dict) or not doc:
-        raise _fail(path, "top level", f"expected an object mapping ability -> questions, got {_kind(doc)}")
+        raise _fail(path, "top level", f"expected an object mapping ability -> questions, got {type_name(doc)}")
     out: list[BeamQuestion] = []
     qids: set[str] = set()
     for ability, items in doc.items():
         if not isinstance(items, list):
-            raise _fail(path, ability, f"expected a list of questions, got {_kind(items)}")
+            raise _fail(path, ability, f"expected a list of questions, got {type_name(items)}")
         for i, q in enumerate(items):
             w = f"{ability}[{i}]"
             if not isinstance(q, dict):
-                raise _fail(path, w, f"expected a question object, got {_kind(q)}")
+                raise _fail(path, w, f"expected a question object, got {type_name(q)}")
             text = q.get("question")
             if not isinstance(text, str) or not text.strip():
-                raise _fail(path, f"{w}.question", f"expected a non-empty string, got {_kind(text)}")
+                raise _fail(path, f"{w}.question", f"expected a non-empty string, got {type_name(text)}")
             rubric = q.get("rubric", [])
             if not isinstance(rubric, list) or not all(isinstance(r, str) for r in rubric):
                 raise _fail(path, f"{w}.rubric", "expected a list of strings")
             qid = q.get("id", f"{ability}-{i}")
             if isinstance(qid, bool) or not isinstance(qid, (str, int)) or str(qid) == "":
-                raise _fail(path, f"{w}.id", f"expected a non-empty string, got {_kind(qid)}")
+                raise _fail(path, f"{w}.id", f"expected a non-empty string, got {type_name(qid)}")
             if str(qid) in qids:
                 raise _fail(path, f"{w}.id", f"duplicate question id {qid!r}")
             qids.add(str(qid))

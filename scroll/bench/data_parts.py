@@ -38,11 +38,16 @@ def assign(histories: list[str]) -> dict[str, str]:
     return dict(zip(order, parts))
 
 
-def split(refs: list[TaskRef], parts: list[str]) -> tuple[list[TaskRef], dict]:
-    """The refs in `parts`, each with its part as its split, and what was chosen (for the records)."""
+def check_parts(parts: list[str]) -> None:
+    """ValueError unless `parts` names at least one part, and only known ones."""
     bad = [p for p in parts if p not in PARTS]
     if bad or not parts:
         raise ValueError(f"unknown part(s) {bad or parts}; the parts are {', '.join(PARTS)}")
+
+
+def split(refs: list[TaskRef], parts: list[str]) -> tuple[list[TaskRef], dict]:
+    """The refs in `parts`, each with its part as its split, and what was chosen (for the records)."""
+    check_parts(parts)
     of = assign([r.task.history for r in refs])
     chosen = [replace(r, split=of[r.task.history]) for r in refs if of[r.task.history] in parts]
     counts = {p: {"histories": sum(v == p for v in of.values()),

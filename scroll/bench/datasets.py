@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..importers import BadInputError, locomo, longmemeval_instance, read_json_file, write_labels
+from ..importers import BadInputError, locomo, longmemeval_instance, read_json_file, type_name, write_labels
 from ..importers.strict_json import loads_line
 from ..importers.locomo import CATEGORY
 from ..labels import LabelStore
@@ -85,10 +85,6 @@ class Prepared:
 
 
 # ---------------------------------------------------------------- format detection
-def _kind(v: Any) -> str:
-    return "null" if v is None else type(v).__name__
-
-
 def detect_format(path: Path, doc: Any) -> str:
     """The format of an already-read document (a BEAM chat folder is detected by the caller)."""
     first = doc[0] if isinstance(doc, list) and doc else doc
@@ -105,7 +101,7 @@ def detect_format(path: Path, doc: Any) -> str:
             raise BadInputError(f"{path}: looks like BEAM probing questions: pass the chat.json as --data "
                                 "(and this file with --probing)")
     raise BadInputError(f"{path}: cannot tell the format (expected LongMemEval instances, LoCoMo conversations, a "
-                        f"BEAM chat.json or OOLONG rows; got {_kind(doc)}): give --format "
+                        f"BEAM chat.json or OOLONG rows; got {type_name(doc)}): give --format "
                         f"{'|'.join(FORMATS)}")
 
 
@@ -184,7 +180,7 @@ def _check_lme(path: Path, doc: Any) -> list:
         if not isinstance(inst, dict) or not isinstance(inst.get("haystack_sessions"), list):
             raise BadInputError(f"{path}: [{i}]: not a LongMemEval instance (no 'haystack_sessions' list)")
         if isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
-            raise BadInputError(f"{path}: [{i}].question_id: expected a non-empty string, got {_kind(qid)}")
+            raise BadInputError(f"{path}: [{i}].question_id: expected a non-empty string, got {type_name(qid)}")
         if str(qid) in seen:
             raise BadInputError(f"{path}: [{i}].question_id: duplicate {str(qid)!r} (first at [{seen[str(qid)]}])")
         seen[str(qid)] = i
@@ -201,13 +197,14 @@ def _check_lme(path: Path, doc: Any) -> list:
 
 
 def _longmemeval(path: Path, items: list, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
+    digests = [haystack_digest(inst) for inst in items]
     groups: dict[str, list[int]] = {}   # haystack digest -> instances (a file may repeat one haystack per question)
-    for idx, inst in enumerate(items):
-        groups.setdefault(haystack_digest(inst), []).append(idx)
+    for idx, digest in enumerate(digests):
+        groups.setdefault(digest, []).append(idx)
     refs = []
     for idx, inst in enumerate(items[:limit]):
         qid = str(inst["question_id"])
-        digest = haystack_digest(inst)
+        digest = digests[idx]
         db, key = hist / f"lme-{digest[:16]}.db", f"longmemeval/{qid}"
 
         def write(log, members=groups[digest], db=db):

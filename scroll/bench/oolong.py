@@ -47,10 +47,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..importers import BadInputError, check_row
+from ..importers import BadInputError, check_row, type_name
 from ..labels import LabelStore
 from ..origin import Origin
-from .beam import Probe, _fail, _kind, _read
+from .beam import Probe, _fail, _read
 
 if TYPE_CHECKING:
     from ..events import EventLog
@@ -257,7 +257,7 @@ def write_oolong(path: str | Path, *, seed: int = 0, n_items: int | Sequence[int
 # ---------------------------------------------------------------- reading
 def _int(v: Any, path: Path, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise _fail(path, where, f"expected an integer, got {_kind(v)}")
+        raise _fail(path, where, f"expected an integer, got {type_name(v)}")
     return v
 
 
@@ -266,7 +266,7 @@ def _window(path: Path, where: str, w: dict) -> OolongWindow:
         else "context_window_text"
     text = w.get(key)
     if not isinstance(text, str):
-        raise _fail(path, f"{where}.context_window_text", f"expected a string, got {_kind(text)}")
+        raise _fail(path, f"{where}.context_window_text", f"expected a string, got {type_name(text)}")
     items, other = [], []
     for n, line in enumerate(text.split("\n"), 1):
         if not line.startswith("Date:"):
@@ -299,18 +299,18 @@ def _answer(v: Any) -> list:
 
 def _question(path: Path, where: str, r: Any) -> OolongQuestion:
     if not isinstance(r, dict):
-        raise _fail(path, where, f"expected a question row object, got {_kind(r)}")
+        raise _fail(path, where, f"expected a question row object, got {type_name(r)}")
     rid = r.get("id")
     if isinstance(rid, bool) or not isinstance(rid, (int, str)) or rid == "":
-        raise _fail(path, f"{where}.id", f"expected an integer or string id, got {_kind(rid)}")
+        raise _fail(path, f"{where}.id", f"expected an integer or string id, got {type_name(rid)}")
     if not isinstance(r.get("question"), str) or not r["question"].strip():
-        raise _fail(path, f"{where}.question", f"expected a non-empty string, got {_kind(r.get('question'))}")
+        raise _fail(path, f"{where}.question", f"expected a non-empty string, got {type_name(r.get('question'))}")
     if "answer" not in r:
         raise _fail(path, f"{where}.answer", "missing")
     fields = {}
     for k in ("task_group", "task", "answer_type"):
         if not isinstance(r.get(k, ""), str):
-            raise _fail(path, f"{where}.{k}", f"expected a string, got {_kind(r[k])}")
+            raise _fail(path, f"{where}.{k}", f"expected a string, got {type_name(r[k])}")
         fields[k] = r.get(k, "")
     subset = r.get("input_subset", False)
     return OolongQuestion(str(rid), _int(r.get("context_window_id"), path, f"{where}.context_window_id"),
@@ -326,7 +326,7 @@ def load_oolong(path: str | Path) -> OolongSet:
     if isinstance(doc, dict) and isinstance(doc.get("windows"), list) and isinstance(doc.get("rows"), list):
         for i, w in enumerate(doc["windows"]):
             if not isinstance(w, dict):
-                raise _fail(path, f"windows[{i}]", f"expected a window object, got {_kind(w)}")
+                raise _fail(path, f"windows[{i}]", f"expected a window object, got {type_name(w)}")
             win = _window(path, f"windows[{i}]", w)
             if win.window_id in windows:
                 raise _fail(path, f"windows[{i}].context_window_id", f"duplicate window {win.window_id}")
@@ -340,7 +340,7 @@ def load_oolong(path: str | Path) -> OolongSet:
                 windows[r["context_window_id"]] = _window(path, f"[{i}]", r)
     else:
         raise _fail(path, "top level", f"expected {{'windows': [...], 'rows': [...]}} or a list of OOLONG-synth "
-                                       f"rows, got {_kind(doc)}")
+                                       f"rows, got {type_name(doc)}")
     questions, seen = [], set()
     for i, r in enumerate(rows):
         q = _question(path, f"{prefix}[{i}]", r)

@@ -9,7 +9,8 @@ from typing import List, Optional
 import typer
 
 from scroll.cli.common import fail
-from scroll.cli.data_opts import DATA_HELP, DB_QA_HELP, FORMAT_HELP, JUDGE_HELP, data_refs
+from scroll.cli.data_opts import (DataOpt, DbQaOpt, FormatOpt, ImportDirOpt, JudgeLlmOpt, JudgeModelOpt,
+                                  JudgeUrlOpt, data_refs)
 
 bench_app = typer.Typer(help="Benchmarks: context managers on task sets, search speed and retrieval quality.",
                         no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -227,16 +228,14 @@ MANAGER_HELP = ("Context manager: scroll (the agent loop), truncate (newest turn
 def run_cmd(
     taskset: Optional[Path] = typer.Option(None, "--taskset", help="A task set folder (scroll tasks build)."),
     split: Optional[List[str]] = typer.Option(None, "--split", help="Split(s) to run (repeatable; with --taskset)."),
-    data: Optional[Path] = typer.Option(None, "--data", help=DATA_HELP),
-    fmt: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_QA_HELP),
+    data: DataOpt = None,
+    fmt: FormatOpt = None,
+    db: DbQaOpt = None,
     probing: Optional[Path] = typer.Option(None, "--probing", help="With a BEAM --data: the probing questions JSON."),
-    judge_url: Optional[str] = typer.Option(None, "--judge-url", help=JUDGE_HELP),
-    judge_llm: Optional[str] = typer.Option(None, "--judge-llm", help="With --data: the judge model's LLM config "
-                                            "name/path (instead of --judge-url)."),
-    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="The judge's model name on its server."),
-    import_dir: Optional[Path] = typer.Option(None, "--import-dir", help="With --data: where the imported history "
-                                              "logs go [default: OUT/histories]; runs of one file may share it."),
+    judge_url: JudgeUrlOpt = None,
+    judge_llm: JudgeLlmOpt = None,
+    judge_model: JudgeModelOpt = None,
+    import_dir: ImportDirOpt = None,
     manager: str = typer.Option("scroll", "--manager", "-m", help=MANAGER_HELP),
     model_url: Optional[str] = typer.Option(None, "--model-url", help="OpenAI-compatible server URL(s), comma-separated."),
     llm: Optional[str] = typer.Option(None, "--llm", help="LLM config name/path (configs/llm/NAME.yaml)."),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
+
+import typer
 
 from .common import fail
 
@@ -18,6 +20,18 @@ DB_QA_HELP = "With a jsonl-qa --data file: the event log it asks about (scroll i
 JUDGE_HELP = ("With --data: an OpenAI-compatible server URL for the judge model (LongMemEval's yes/no judge, BEAM's "
               "rubric judge). Without one: LongMemEval by normalised exact/contains match, BEAM by a deterministic "
               "rubric-word overlap (a proxy). LoCoMo (token F1) and OOLONG (numeric partial credit) need none.")
+IMPORT_DIR_HELP = ("With --data: where the imported history logs go [default: OUT/histories]; runs of one file "
+                   "(bench, collect, eval) may share it.")
+
+# the --data options, one definition each for every command that takes them (`data: DataOpt = None`)
+DataOpt = Annotated[Optional[Path], typer.Option("--data", help=DATA_HELP)]
+FormatOpt = Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP)]
+DbQaOpt = Annotated[Optional[Path], typer.Option("--db", help=DB_QA_HELP)]
+ImportDirOpt = Annotated[Optional[Path], typer.Option("--import-dir", help=IMPORT_DIR_HELP)]
+JudgeUrlOpt = Annotated[Optional[str], typer.Option("--judge-url", help=JUDGE_HELP)]
+JudgeLlmOpt = Annotated[Optional[str], typer.Option("--judge-llm", help="With --data: the judge model's LLM config "
+                                                    "name/path (instead of --judge-url).")]
+JudgeModelOpt = Annotated[Optional[str], typer.Option("--judge-model", help="The judge's model name on its server.")]
 
 
 def data_refs(data: Path, fmt: Optional[str], probing: Optional[Path], import_dir: Path, limit: Optional[int],
@@ -90,9 +104,11 @@ def data_choice(data, parts, default_parts, fmt, db, import_dir, judge_url, judg
         return None
     if split or questions is not None:
         fail("--split and --questions go with --taskset; --data takes --part", as_json=as_json)
-    from scroll.bench.data_parts import PARTS
+    from scroll.bench.data_parts import check_parts
 
-    bad = [p for p in parts or [] if p not in PARTS]
-    if bad:
-        fail(f"unknown part(s) {bad}; the parts are {', '.join(PARTS)}", as_json=as_json)
-    return DataChoice(data, list(parts or default_parts), fmt, db, import_dir, judge_url, judge_llm, judge_model)
+    parts = list(parts or default_parts)
+    try:
+        check_parts(parts)   # before any import
+    except ValueError as e:
+        fail(str(e), as_json=as_json)
+    return DataChoice(data, parts, fmt, db, import_dir, judge_url, judge_llm, judge_model)

@@ -36,7 +36,8 @@ from typing import Callable, List, Optional
 import typer
 
 from .common import JSON_HELP, console, emit_json, fail
-from .data_opts import DATA_HELP, DB_QA_HELP, FORMAT_HELP, JUDGE_HELP, DataChoice, data_choice
+from .data_opts import (DataChoice, DataOpt, DbQaOpt, FormatOpt, ImportDirOpt, JudgeLlmOpt, JudgeModelOpt,
+                        JudgeUrlOpt, data_choice)
 
 distill_app = typer.Typer(help="Distillation: export agent steps as SFT data, evaluate students, report.",
                           no_args_is_help=True)
@@ -62,8 +63,6 @@ SEED_HELP = ("Request seed: sample k sends SEED + k (default 0 with --samples > 
              "repeat them; without --samples: the LLM config's).")
 PART_HELP = ("With --data: which histories (repeatable): train, dev or held_out, assigned by history so that "
              "no history is in two parts (scroll.bench.data_parts).")
-IMPORT_DIR_HELP = ("With --data: where the imported history logs go [default: OUT/histories]; collect and eval "
-                   "of one file may share it.")
 QUESTIONS_HELP = ("Natural questions (JSONL, scroll.tasks.natural) over --taskset's histories: evaluate these "
                   "(split `natural`) instead of the task set's splits.")
 
@@ -283,14 +282,14 @@ def register(app: typer.Typer) -> None:
     def collect(
         taskset: Optional[Path] = typer.Option(None, "--taskset", help=TASKSET_HELP),
         split: List[str] = typer.Option(None, "--split", help=SPLIT_HELP + " Default: train and dev."),
-        data: Optional[Path] = typer.Option(None, "--data", help=DATA_HELP),
+        data: DataOpt = None,
         part: List[str] = typer.Option(None, "--part", help=PART_HELP + " Default: train and dev."),
-        fmt: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        db: Optional[Path] = typer.Option(None, "--db", help=DB_QA_HELP),
-        import_dir: Optional[Path] = typer.Option(None, "--import-dir", help=IMPORT_DIR_HELP),
-        judge_url: Optional[str] = typer.Option(None, "--judge-url", help=JUDGE_HELP),
-        judge_llm: Optional[str] = typer.Option(None, "--judge-llm", help="With --data: the judge's LLM config."),
-        judge_model: Optional[str] = typer.Option(None, "--judge-model", help="The judge's model name on its server."),
+        fmt: FormatOpt = None,
+        db: DbQaOpt = None,
+        import_dir: ImportDirOpt = None,
+        judge_url: JudgeUrlOpt = None,
+        judge_llm: JudgeLlmOpt = None,
+        judge_model: JudgeModelOpt = None,
         teacher: Optional[str] = typer.Option(None, "--teacher", help=TEACHER_HELP),
         model_url: Optional[str] = typer.Option(None, "--model-url", help=URL_HELP),
         llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
@@ -324,14 +323,14 @@ def register(app: typer.Typer) -> None:
         taskset: Optional[Path] = typer.Option(None, "--taskset", help=TASKSET_HELP),
         split: List[str] = typer.Option(None, "--split", help=SPLIT_HELP + " Default: test_unseen, "
                                         "test_paraphrase, test_heldout_kind (those the task set has)."),
-        data: Optional[Path] = typer.Option(None, "--data", help=DATA_HELP),
+        data: DataOpt = None,
         part: List[str] = typer.Option(None, "--part", help=PART_HELP + " Default: held_out."),
-        fmt: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        db: Optional[Path] = typer.Option(None, "--db", help=DB_QA_HELP),
-        import_dir: Optional[Path] = typer.Option(None, "--import-dir", help=IMPORT_DIR_HELP),
-        judge_url: Optional[str] = typer.Option(None, "--judge-url", help=JUDGE_HELP),
-        judge_llm: Optional[str] = typer.Option(None, "--judge-llm", help="With --data: the judge's LLM config."),
-        judge_model: Optional[str] = typer.Option(None, "--judge-model", help="The judge's model name on its server."),
+        fmt: FormatOpt = None,
+        db: DbQaOpt = None,
+        import_dir: ImportDirOpt = None,
+        judge_url: JudgeUrlOpt = None,
+        judge_llm: JudgeLlmOpt = None,
+        judge_model: JudgeModelOpt = None,
         label: str = typer.Option(..., "--label", help="teacher | writer | untrained | trained[-rN]: the report "
                                   "compares these."),
         questions: Optional[Path] = typer.Option(None, "--questions", help=QUESTIONS_HELP),

@@ -24,7 +24,7 @@ from pathlib import Path
 from . import chat, events_jsonl, llm_logs, locomo, longmemeval
 from .longmemeval import lme_date_to_iso, longmemeval_instance, neutral_session_names
 from .rows import (EVENT_KEYS, BadInputError, Parsed, check_event, check_row, history_row, import_rows,
-                   labels_with_seqs, write_labels)
+                   labels_with_seqs, type_name, write_labels)
 from .strict_json import BOM, MAX_DEPTH, MAX_INT_DIGITS, load_json_doc, loads_line, read_json_file
 
 FORMATS = {
@@ -38,7 +38,7 @@ FORMATS = {
 __all__ = ["FORMATS", "BadInputError", "Parsed", "parse_file", "detect_format", "check_event", "check_row",
            "history_row", "import_rows", "labels_with_seqs", "write_labels", "read_json_file", "load_json_doc",
            "lme_date_to_iso", "longmemeval_instance", "neutral_session_names", "MAX_DEPTH", "MAX_INT_DIGITS",
-           "EVENT_KEYS"]
+           "EVENT_KEYS", "type_name"]
 
 
 def supported() -> str:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .rows import BadInputError, Parsed, check_labels, history_row
+from .rows import BadInputError, Parsed, check_labels, history_row, type_name
 
 CATEGORY = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _SESSION = re.compile(r"^session_(\d+)$")
@@ -30,10 +30,6 @@ def parse_date(s: str | None) -> str | None:
         except ValueError:
             pass
     return None
-
-
-def _kind(v: Any) -> str:
-    return "null" if v is None else type(v).__name__
 
 
 def sample_id(sample: dict, si: int) -> str:
@@ -63,13 +59,13 @@ def check_samples(path: Path, doc: Any) -> list[dict]:
 def sample_rows(path: Path, conv: Any, where: str) -> tuple[list[dict], dict[str, int], list[str]]:
     """(rows, dia id -> row index, session names) of one sample's `conversation`."""
     if not isinstance(conv, dict):
-        raise BadInputError(f"{path}: {where}.conversation: expected an object, got {_kind(conv)}")
+        raise BadInputError(f"{path}: {where}.conversation: expected an object, got {type_name(conv)}")
     keys = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION.match(k)))
     rows, dia, names = [], {}, []
     for n, (_, key) in enumerate(keys, start=1):
         turns, date = conv[key], conv.get(f"{key}_date_time")
         if not isinstance(turns, list):
-            raise BadInputError(f"{path}: {where}.conversation.{key}: expected a list of turns, got {_kind(turns)}")
+            raise BadInputError(f"{path}: {where}.conversation.{key}: expected a list of turns, got {type_name(turns)}")
         name = f"s{n:03d}"
         names.append(name)
         for j, t in enumerate(turns):

@@ -34,6 +34,11 @@ class Parsed:
 EVENT_KEYS = {"session", "role", "text", "time", "kind", "meta"}
 
 
+def type_name(v) -> str:
+    """A JSON value's type as an error message names it ("null" for None)."""
+    return "null" if v is None else type(v).__name__
+
+
 def utf8(value: str, name: str) -> None:
     try:
         value.encode("utf-8")
