@@ -15,7 +15,7 @@ import pytest
 
 from scroll.tasks import build_history
 from scroll.tasks.families import ASIDES, FAMILIES, SUMS, WHEN_DONE, Gen
-from scroll.tasks.grammars import FAMILY_KEYS, GRAMMARS, WIDE_DEV, WIDE_DEV2, WIDE_TEST, WIDE_TRAIN, expand, expansions
+from scroll.tasks.grammars import FAMILY_KEYS, GRAMMARS, WIDE_DEV, WIDE_DEV2, WIDE_DEV3, WIDE_TEST, WIDE_TRAIN, expand, expansions
 from scroll.tasks.pools import POOLS
 from scroll.tasks.splits import TaskSetSpec, build_taskset
 from scroll.tasks.wordings import PARAPHRASE, TRAIN, WORDINGS, get_wording, template_regex, wording_role
@@ -26,7 +26,7 @@ QUESTION_KEYS = [FAMILY_KEYS[f]["question"] for f in ROLE_FAMILIES]
 EVIDENCE_KEYS = [k for f in ROLE_FAMILIES for k in FAMILY_KEYS[f]["evidence"]]
 NEAR_KEYS = [k for f in ROLE_FAMILIES for k in FAMILY_KEYS[f]["near"]]
 SLOT = re.compile(r"\{(\w+)\}")
-VARIANTS = ("train", "test", "dev", "dev2")    # GRAMMARS[key][variant]: wide-train, wide-test, wide-dev, wide-dev2
+VARIANTS = ("train", "test", "dev", "dev2", "dev3")  # GRAMMARS[key][variant]: wide-train, wide-test, wide-dev, wide-dev2, wide-dev3
 
 
 def _tokens(text: str) -> list[str]:
@@ -94,9 +94,11 @@ def test_sum_near_misses_keep_their_amounts():
 def test_wide_variants_registered_with_roles():
     assert get_wording("wide-train") is WIDE_TRAIN and get_wording("wide-test") is WIDE_TEST
     assert get_wording("wide-dev") is WIDE_DEV and get_wording("wide-dev2") is WIDE_DEV2
+    assert get_wording("wide-dev3") is WIDE_DEV3
     assert {n: wording_role(n) for n in WORDINGS} == {"train": "train", "paraphrase": "test",
                                                       "wide-train": "train", "wide-test": "test",
-                                                      "wide-dev": "train", "wide-dev2": "train"}
+                                                      "wide-dev": "train", "wide-dev2": "train",
+                                                      "wide-dev3": "train"}
     with pytest.raises(ValueError, match="unknown wording"):
         wording_role("nope")
     for variant in (WIDE_TRAIN, WIDE_TEST, WIDE_DEV, WIDE_DEV2):
@@ -166,6 +168,18 @@ def test_dev2_frame_counts():
         assert WIDE_DEV2[key] == v["dev2"] and len(set(v["dev2"])) == len(v["dev2"]), key
 
 
+def test_dev3_frame_counts():
+    assert set(WIDE_DEV3) == set(GRAMMARS)
+    for key in QUESTION_KEYS:
+        assert len(GRAMMARS[key]["dev3"]) == 5, key
+    for key in EVIDENCE_KEYS:
+        assert len(GRAMMARS[key]["dev3"]) == 3, key
+    for key in NEAR_KEYS:
+        assert len(GRAMMARS[key]["dev3"]) == 2, key
+    for key, v in GRAMMARS.items():
+        assert WIDE_DEV3[key] == v["dev3"] and len(set(v["dev3"])) == len(v["dev3"]), key
+
+
 def test_frames_are_distinct_structures():
     for key, v in GRAMMARS.items():
         for variant in VARIANTS:
@@ -193,7 +207,8 @@ def test_train_and_test_frames_share_no_word_4gram():
 
 
 @pytest.mark.parametrize("dev,other", [("dev", "train"), ("dev", "test"),
-                                       ("dev2", "train"), ("dev2", "test"), ("dev2", "dev")])
+                                       ("dev2", "train"), ("dev2", "test"), ("dev2", "dev"),
+                                       ("dev3", "train"), ("dev3", "test"), ("dev3", "dev"), ("dev3", "dev2")])
 def test_dev_frames_share_no_word_4gram_with_the_other_variants(dev, other):
     # only keys and dev-frame indices in the messages: never the text of a held-out test frame
     for key in GRAMMARS:
@@ -403,9 +418,10 @@ def _regexes(keys, variant):
     return {k: [template_regex(e) for e in _all(k, variant)] for k in keys}
 
 
-@pytest.mark.parametrize("wording,own,others", [("wide-test", "test", ("train", "dev", "dev2")),
-                                                ("wide-dev", "dev", ("train", "test", "dev2")),
-                                                ("wide-dev2", "dev2", ("train", "test", "dev"))])
+@pytest.mark.parametrize("wording,own,others", [("wide-test", "test", ("train", "dev", "dev2", "dev3")),
+                                                ("wide-dev", "dev", ("train", "test", "dev2", "dev3")),
+                                                ("wide-dev2", "dev2", ("train", "test", "dev", "dev3")),
+                                                ("wide-dev3", "dev3", ("train", "test", "dev", "dev2"))])
 def test_wide_histories_write_only_their_own_frames(wording, own, others):
     keys = QUESTION_KEYS + EVIDENCE_KEYS
     own_rx = _regexes(keys, own)
@@ -430,7 +446,7 @@ def test_wide_histories_write_only_their_own_frames(wording, own, others):
 def test_other_families_still_write_with_the_wide_variants():
     from scroll.tasks.families_memory import MEMORY_FAMILIES
 
-    for wording in ("wide-train", "wide-test", "wide-dev", "wide-dev2"):  # keys the grammars do not define: the "train" list
+    for wording in ("wide-train", "wide-test", "wide-dev", "wide-dev2", "wide-dev3"):  # keys the grammars do not define: the "train" list
         h = build_history(seed=2, target_tokens=5000, families=sorted(MEMORY_FAMILIES), pool="all", wording=wording,
                           min_sessions=16, exchanges=(1, 2))
         assert all(t.evidence_idx for t in h.tasks if t.value_type != "abstain")
@@ -471,6 +487,17 @@ def test_distill_v2_dev2_spec():
         (dev.history_tokens, dev.min_sessions, dev.exchanges, dev.heldout_kinds)
     assert {n: (s.histories, s.wording, s.pool, s.role) for n, s in spec.splits.items()} == {
         "dev": (12, "wide-dev2", "train", "train")}
+    assert spec.splits["dev"].families == ROLE_FAMILIES
+
+
+def test_distill_v2_dev3_spec():
+    spec, dev2 = TaskSetSpec.load("distill-v2-dev3"), TaskSetSpec.load("distill-v2-dev2")
+    seeds = {TaskSetSpec.load(n).seed for n in ("distill-v2", "distill-v2-dev", "distill-v2-dev2")}
+    assert spec.seed not in seeds
+    assert (spec.history_tokens, spec.min_sessions, spec.exchanges, spec.heldout_kinds) == \
+        (dev2.history_tokens, dev2.min_sessions, dev2.exchanges, dev2.heldout_kinds)
+    assert {n: (s.histories, s.wording, s.pool, s.role) for n, s in spec.splits.items()} == {
+        "dev": (12, "wide-dev3", "train", "train")}
     assert spec.splits["dev"].families == ROLE_FAMILIES
 
 

@@ -1,4 +1,4 @@
-"""Hand-written grammars for the "wide-train", "wide-test", "wide-dev" and "wide-dev2" wording variants
+"""Hand-written grammars for the "wide-train", "wide-test", "wide-dev", "wide-dev2" (and "wide-dev3") wording variants
 (issue #27 item 3).
 
     WIDE_TRAIN["city_move"]     # frames a train-role split writes with
@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import random
 import re
+
+from scroll.tasks.grammar_dev3 import DEV3
 
 FAMILY_KEYS: dict[str, dict] = {
     "update_city": {"question": "city_q", "evidence": ["city_move", "city_restate"],
@@ -1598,6 +1600,8 @@ _DEV2: dict[str, list[str]] = {
     ],
 }
 WIDE_DEV2: dict[str, list[str]] = _variant("dev2", _DEV2)
+# a third development set, in its own module (scroll/tasks/grammar_dev3.py)
+WIDE_DEV3: dict[str, list[str]] = _variant("dev3", DEV3)
 
 _GROUP = re.compile(r"\[([^\[\]]*)\]")
 

@@ -16,8 +16,9 @@ frames per key, each a different sentence structure with slots and small `[a|b]`
     WORDINGS["wide-test"]["city_move"]    # 5+ other frames, no word 4-gram shared with wide-train
     WORDINGS["wide-dev"]["city_move"]     # 8 development frames, no word 4-gram shared with either
     WORDINGS["wide-dev2"]["city_move"]    # 4-5 more development frames, shared with none of the three
+    WORDINGS["wide-dev3"]["city_move"]    # 3-5 more (scroll/tasks/grammar_dev3.py), shared with none of the four
 
-Each variant has a ROLE (`wording_role`): "train", "wide-train", "wide-dev" and "wide-dev2" (development
+Each variant has a ROLE (`wording_role`): "train", "wide-train", "wide-dev", "wide-dev2" and "wide-dev3" (development
 paraphrases for improving a program writer without touching the test set) may be used by any
 split; "paraphrase" and "wide-test" by test-role splits only (TaskSetSpec.validate). The legacy
 "train" / "paraphrase" lists are unchanged, so the histories they generate are too.
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from .grammars import WIDE_DEV, WIDE_DEV2, WIDE_TEST, WIDE_TRAIN
+from .grammars import WIDE_DEV, WIDE_DEV2, WIDE_DEV3, WIDE_TEST, WIDE_TRAIN
 
 TRAIN: dict[str, list[str]] = {
     # ---- update_city
@@ -195,10 +196,10 @@ PARAPHRASE: dict[str, list[str]] = {
 
 WORDINGS: dict[str, dict[str, list[str]]] = {"train": TRAIN, "paraphrase": PARAPHRASE,
                                               "wide-train": WIDE_TRAIN, "wide-test": WIDE_TEST, "wide-dev": WIDE_DEV,
-                                              "wide-dev2": WIDE_DEV2}
+                                              "wide-dev2": WIDE_DEV2, "wide-dev3": WIDE_DEV3}
 # what a split of each role may write with: test-role wordings never reach a train-role split
 ROLES: dict[str, str] = {"train": "train", "paraphrase": "test", "wide-train": "train", "wide-test": "test",
-                         "wide-dev": "train", "wide-dev2": "train"}
+                         "wide-dev": "train", "wide-dev2": "train", "wide-dev3": "train"}
 
 # keys whose templates carry the answer (question + evidence): every variant defines them
 EVIDENCE_KEYS = ["city_q", "city_move", "city_restate", "job_q", "job_start", "job_join", "dentist_q", "dentist_pos",
