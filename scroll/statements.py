@@ -44,7 +44,8 @@ _UNSPENT = _re.compile(r"\b(?:coupons?|vouchers?|refund\w*|saved|forgot|budget\w
                        r"(?!'s)", _re.I)
 _BACKDATED = _re.compile(
     r"\b(?:back in|back then|way back|long ago|years ago|ages ago|used to|as a (?:kid|child|student|teen)|"
-    r"when I was|growing up|grew up|college|childhood|once lived|formerly|previously|last year)\b", _re.I)
+    r"when I was|growing up|grew up|college|childhood|once lived|formerly|previously|last year|"
+    r"(?:university|uni|student|school) days|in my (?:teens|twenties|thirties)|decades ago)\b", _re.I)
 _WHEN = [(_re.compile(r"\bthe day before yesterday\b", _re.I), 2),
          (_re.compile(r"\b(?:yesterday|last night)\b", _re.I), 1),
          (_re.compile(r"\b(?:today|this (?:morning|afternoon|evening)|earlier today|tonight|just now)\b", _re.I), 0),
@@ -177,8 +178,8 @@ def _subject(sentence, vocab=frozenset()):
         return "other"  # "A gym buddy of my brother moved to Oslo": the buddy's event
     if _re.search(r"(?:[,;]\s+|\band\s+)(?:I|we|I'm|I've|I'd|we're|we've)\b", s) or \
             _re.match(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)* \w+ (?:me|us)\b", s) or \
-            _re.search(r"(?:^|, )[A-Z][\w'-]*(?: [A-Z][\w'-]*)* (?:is|was|'s|has been|became) "
-                       r"(?:\w+ly )?(?:my|our|where)\b", s):
+            _re.search(r"(?:^|, |\band )[A-Z][\w'-]*(?: [A-Z][\w'-]*)* (?:is|was|'s|has been|became) "
+                       r"(?:\w+ly )?(?:my|our|mine|ours|where)\b", s):
         return "me"  # "Long day, I ate out", "Acme hired me", "..., Acme is now my employer": my event
     m = _re.match(r"([A-Z][a-z]+)\b(?! (?:on|in|at|of|for|to|by)\b)", s)  # not "Cash on the"
     if m and not m.group(1).endswith(("ed", "ing")) and m.group(1).lower() not in _COMMON | vocab \
@@ -236,6 +237,15 @@ def _agent(sent, need, anchors, vocab=frozenset()):
                 and not _re.match(r"\s*(?:me|us)\b", sent[m.end():]):  # "Acme hired me": my event
             return True
     return False
+
+
+def _aimed(f, must):
+    """True when every mention of the `must` Names in the statement is something done FOR it ("picked up
+    a race number for the Oslo Marathon", "intervals ahead of the Oslo Marathon"): not the event itself."""
+    phrases = [w.replace("_", " ") for g in str(must or "").split() for w in g.split("|") if w[:1].isupper()]
+    at = [m.start() for p in phrases for m in _re.finditer(r"\b" + _re.escape(p) + r"\b", f.text)]
+    return bool(at) and all(_re.search(r"\b(?:for|ahead of|before|towards)\s+the\s+$",
+                                       f.text[:i], _re.I) for i in at)
 
 
 def facts(hits, must, about="", who=None, any_time=False):
@@ -307,9 +317,9 @@ def facts(hits, must, about="", who=None, any_time=False):
     return out
 
 
-_CARRIED = set("took brought carried fetched drove walked picked".split())  # "took Rex home": Rex is no place
-_KIND = {"place": ("in", "to", "near", "around", "through", "left for", "headed for", "off for", "hello from"),
-         "org": ("at", "for", "joined", "join", "with", "by", "from"),
+_CARRIED = set("took take brought bring carried carry fetched fetch drove walked picked".split())  # "took Rex home": Rex is no place
+_KIND = {"place": ("in", "to", "near", "around", "through", "across", "left for", "headed for", "off for", "hello from"),
+         "org": ("at", "for", "joined", "join", "with", "by", "from", "went to", "moved to", "switched to", "over to"),
          "person": ("with", "met", "saw", "and", "joined")}
 
 

@@ -17,7 +17,7 @@ sandboxed kernel (scroll.prompts.TOOLKIT_SOURCE).
 """
 _SYNONYM_GROUPS = [
     # where one lives / works
-    "live|living|lives|move|moved|relocate|home|based|settle|apartment|flat|address|lease|house|reside|resident|"
+    "live|living|lives|move|moved|relocate|relocation|home|based|settle|apartment|flat|address|lease|house|reside|resident|"
     "residence|new_place|movers|life_in|for_good",
     "work|job|employ|employer|employed|join|joined|hire|hired|role|position|payroll|onboard|"
     "onboarding|offer|firm|career|first_day|new_job|employee|started_at|start_at|day_one|first_week|sign_on|"
@@ -34,7 +34,7 @@ _SYNONYM_GROUPS = [
     "meet|met|meetup|meetups|catch|caught|see|saw|hang|together",
     "adopt|adopted|adoption|rescue|rescued|shelter|gotcha",
     "run|ran|race|finish|finished|marathon|complete|completed",
-    "spend|spent|pay|paid|cost|charge|charged|buy|bought",
+    "spend|spent|pay|paid|payment|cost|charge|charged|buy|bought|outlay",
     "manager|boss|supervisor|lead",
     "born|birth|birthplace",
     "married|wedding|marry",

@@ -24,7 +24,8 @@ relation word ("sister": sentences whose subject is "my sister"), or "*" (anyone
     values_of(hits, must, ...)                every distinct Name, oldest first ("A; B")
     count_of(hits, must, ...)                 how many sessions hold a qualifying statement
     day_of(hits, must, ...)                   the day the (first) statement refers to
-                                              ("yesterday" -> the day before it was written)
+                                              ("yesterday" -> the day before it was written;
+                                              "new shoes for the X": done for the event, a last resort)
     sum_of(hits, must, ...)                   the sum of the amounts ($12, 12 dollars)
     first_of(hits, [a, b], about="")          which option's event happened first ({label: must} too)
     days_apart(hits, a, b, about="")          days from event a to event b
@@ -111,7 +112,8 @@ def count_of(hits, must, about="", who=None):
 
 def day_of(hits, must, about="", who=None):
     """The day the best-matching (then first) qualifying statement refers to, ISO format."""
-    rows = _best(_pick(hits, must, about, who))
+    rows = _pick(hits, must, about, who)
+    rows = _best([f for f in rows if not _aimed(f, must)] or rows)  # not "new shoes for the X"
     dated = [f for f in rows if f.dated] or rows
     _show(dated)
     if not dated:

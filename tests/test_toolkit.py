@@ -260,3 +260,20 @@ def test_a_named_person_a_neighbour_of_ours_and_a_commute(log):
     out, ns = _run(log, 'w = latest_of(ms.search(widen("work"), k=None, role="user"), "work", kind="org")\n'
                         'c = latest_of(user_turns(), "live", kind="place")')
     assert ns["w"] == "Vexa Labs" and ns["c"] == "Oslo", out
+
+
+def test_a_commute_across_town_a_carried_pet_school_days_and_a_race_number(log):
+    """'the bus across Lyon ... where I live' gives Lyon; 'let me bring Pip home' is no place; a city of my
+    school days is the past; a relocation (noun) is a move; a race number picked up FOR the race is not
+    the race's day when a statement of the race itself exists."""
+    _say(log, "07", [("s0", "01", "We relocated to Graz in spring."),
+                     ("s1", "02", "The breeder let me bring Pip home today, what a day."),
+                     ("s2", "03", "In my school days, Linz was home."),
+                     ("s3", "04", "The bus across Lyon is quick, a perk of living here."),
+                     ("s4", "05", "Picked up my race number for the Lyon Urban Trail."),
+                     ("s5", "09", "I completed the Lyon Urban Trail yesterday, legs gone."),
+                     ("s6", "10", "Big news from my uncle, the relocation to Porto is done.")])
+    out, ns = _run(log, 'c = latest_of(user_turns(), "home", kind="place")\n'
+                        'd = day_of(user_turns(), "Lyon_Urban_Trail")\n'
+                        'u = latest_of(user_turns(), "live", who="uncle", kind="place")')
+    assert ns["c"] == "Lyon" and ns["d"] == "2026-07-08" and ns["u"] == "Porto", out

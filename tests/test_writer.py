@@ -126,6 +126,19 @@ def test_scope_and_option_words_are_not_targets():
     assert plan.helper == "first_of" and [o[0] for o in plan.options] == ["Lille holiday", "Nantes"]
 
 
+def test_a_setting_before_the_question_is_dropped_only_when_the_rest_has_its_own_target():
+    plan = write_plan("Sorting out my diary: the Lakeside 10K was on which date?")
+    assert plan.helper == "day_of" and plan.must == "Lakeside_10K" and plan.about == "", plan
+    assert write_plan("Doing my taxes: how many pilates workouts did I do?").must == "pilates"
+    assert write_plan("About my car, what was my outlay in all?").must == "car"           # the topic stays
+    assert write_plan("I owe Priya an update; how many pilates classes did I go to?").must.startswith("Priya")
+    assert write_plan("Give me the number: pilates classes, all of them?").helper == "count_of"
+    assert write_plan("My ferry tickets so far came to what?").helper == "sum_of"
+    assert write_plan("Tally up my payments to the ferry company.").helper == "sum_of"
+    plan = write_plan("Where do I fly now to go and see my aunt?")
+    assert plan.who == "aunt" and plan.must == "live" and plan.kind == "place", plan
+
+
 def test_a_relatives_question_reads_their_statements():
     plan = write_plan("Where does my aunt live these days?")
     assert plan.who == "aunt" and plan.kind == "place"

@@ -27,7 +27,7 @@ WEAK = set(("class classes session sessions visit visits trip trips appointment 
             "repair repairs ride rides thing things stuff total amount money cost costs bill bills lesson lessons "
             "altogether overall far so all together shop shops store stores purchase purchases shopping bill bills "
             "spending expenses expense meetup meetups outing outings game games match matches round rounds "
-            "trip trips workout workouts").split())
+            "trip trips workout workouts occasion occasions record records log logs tally").split())
 # the answer's type: not searched for
 TYPES = set(("city cities town place places country company companies employer name names date day days "
              "week weeks month months year years number much many long amount person who relative relatives "

@@ -193,16 +193,18 @@ _RX = {
                            r"\bhow far apart\b|\bseparat(?:e|ed|es)\b", re.I),
     "first": re.compile(r"\b(?:first|earlier|sooner|before the other)\b.*\bor\b|\bor\b.*\b(?:first|earlier)\b", re.I),
     "sum": re.compile(r"\bhow much\b|\bset me back\b|\bcost me\b|\bwhat did .* cost\b|\bsum(?:med)?\b|\badd(?:s|ed)? up\b|"
+                      r"\b(?:came|come|comes) to what\b|\bwhat (?:did|do|does) .{1,60} (?:come|add up) to\b|"
                       r"\bshell(?:ed)? out\b|"
                       r"\b(?:running |grand )?total\b(?=.*\b(?:paid|pay|spen[dt]|spending|cost|bills?|expenses?|"
                       r"money|outlay|damage|fares?|repairs?|groceries|taxis?|cabs?)\b)|"
                       r"\b(?:paid|pay|spen[dt]|spending|cost|bills?|expenses?|money|outlay|damage|fares?|repairs?|"
                       r"groceries|taxis?|cabs?)\b.*\b(?:running |grand )?total\b|"
                       r"\b(?:altogether|in all|combined|all together|overall|so far|all told)\b.*\b(?:paid|pay|"
-                      r"spen[dt]|spending|cost|costs|bills?|expenses?|money|damage)\b|\b(?:paid|pay|spen[dt]|spending|"
-                      r"cost|costs|bills?|expenses?|money|damage)\b.*\b(?:altogether|in all|combined|all together|"
+                      r"spen[dt]|spending|cost|costs|bills?|expenses?|money|damage|outlay|payments?)\b|\b(?:paid|pay|"
+                      r"spen[dt]|spending|cost|costs|bills?|expenses?|money|damage|outlay|payments?)\b.*"
+                      r"\b(?:altogether|in all|combined|all together|"
                       r"overall|so far|all told)\b", re.I),
-    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bhow frequently\b|\bcount\b|"
+    "count": re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\b(?:what|the) number\b|\bhow frequently\b|\bcount\b|"
                         r"\btally\b|\battendance\b|\btotal\b", re.I),
     "date": re.compile(r"\bwhen\b|\bdate\b|\b(?:what|which) (?:\w+ )?day\b|\bthe day\b|\bon what\b", re.I),
     "who": re.compile(r"^\W*(?:which|what) (?:relative|friend|person|family member|colleague|one of my \w+)\b|"
@@ -265,11 +267,13 @@ _ORG = re.compile(r"\b(?:company|companies|employer|employers|firm|firms|work|wo
 _NOW = re.compile(r"\b(?:now|currently|current|at present|these days|nowadays|right now|today|at the moment)\b", re.I)
 _TYPE_NOUN = re.compile(r"\b(?:city|town|country|metro|employer|company|firm|workplace)\b", re.I)
 _NAMED = ("latest_of", "earliest_of", "values_of", "previous_of")
-_COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bwhat number\b|\bcount\b|\btally\b|\battendance\b|"
+_COUNTING = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\b(?:what|the) number\b|\bcount\b|\btally\b|\battendance\b|"
                        r"\btimes\b|\bhow frequently\b", re.I)
 _MONEY_TOPIC = re.compile(r"\b(?:groceries|grocery|taxis?|cabs?|repairs?|fixes|fares?)\b", re.I)
-_BILLS = re.compile(r"\b(?:bills?|fares?|receipts?|spending|spend|outlay|damage|expenses?|costs?|paid|money)\b", re.I)
-_MONEY = re.compile(r"\b(?:paid|pay|spen[dt]|spending|cost|costs|bills?|expenses?|money|\$|dollars?|bucks)\b", re.I)
+_BILLS = re.compile(r"\b(?:bills?|fares?|receipts?|spending|spend|outlay|damage|expenses?|costs?|paid|payments?|money)\b",
+                    re.I)
+_MONEY = re.compile(r"\b(?:paid|pay|payments?|spen[dt]|spending|cost|costs|bills?|expenses?|money|\$|dollars?|bucks)\b",
+                    re.I)
 
 
 def write_plan(question: str) -> Plan:
@@ -288,6 +292,7 @@ def write_plan(question: str) -> Plan:
 
 def _plan(question: str) -> Plan:
     q = _DISCOURSE.sub("", " ".join(question.strip().split())).strip() or question.strip()
+    q = _setting(q)
     q = re.sub(r"\b(?:running|grand) (totals?)\b", r"\1", q, flags=re.I)  # a total, not a run
     q = _SINCE.sub("", q).strip()  # "since January", "this year": the whole history is the scope
     names = _names(q)
@@ -307,6 +312,9 @@ def _plan(question: str) -> Plan:
         # "my landlord wants to know the town I'm in today": the current town; the other words are the
         # question's setting, not the statement's (they would rank unrelated turns)
         must, about = ("work" if _ORG.search(noun.group()) else "live"), ""
+    if who and _PLACE.search(q) and _NOW.search(q) and not _ORG.search(q) and not _COUNTING.search(q) \
+            and not _RX["date"].search(q) and not any(syn.is_topic(w) for w in must.split()):
+        must, about = "live", ""  # "which airport do I book now to see my aunt": where my aunt lives
     if rel and who is None:  # "my sister" as an object: a required word
         must = " ".join(dict.fromkeys([rel_word, *must.split()]))
     besides = _RX["besides"].search(q)
@@ -390,6 +398,30 @@ _PAST = re.compile(r"\b(?:grew|grow up|growing up|childhood|as a kid|college|eve
 # everyday idioms, read as their plain words ("which office do I clock into" asks where I work)
 _IDIOMS = [(re.compile(r"\bclock(?:s|ed|ing)? (?:in|on)\b", re.I), "work"),
            (re.compile(r",?\s*\bas (?:things|it) stands?\b", re.I), "")]
+
+
+_SETTING = re.compile(r"^(?P<head>[^:;?]{4,90}?)(?:[:;]|,(?=\s+(?:what|which|when|where|who|how|tell|give|remind|can|"
+                      r"could)\b))\s+(?P<rest>\S.*)$", re.I)
+
+
+def _setting(q: str) -> str:
+    """A leading clause that says why I ask ("Sorting out my diary: ...", "Doing my taxes: ...") is
+    the asker's setting, not words of the statement sought: it is dropped when it names no one and the
+    rest asks a question with a target of its own (a Name, or any word while the setting has no topic); "About
+    the car, what was my outlay in all" keeps its topic."""
+    m = _SETTING.match(q)
+    if not m or not re.search(r"\b(?:my|I|I'm|me)\b", m["head"]) or _names(m["head"]) or \
+            re.search(rf"\b(?:{_PEOPLE_RX}|how|what|which|when|where|who|number|total|date|day)\b", m["head"], re.I) or \
+            not re.search(r"\b(?:how|what|which|when|where|who|whose|tell|give|remind|count|tally|add)\b|\?",
+                          m["rest"], re.I):
+        return q
+    rest_names = _names(m["rest"])
+    rest = _target(m["rest"], rest_names)[0].split()
+    head = _target(m["head"], [])[0].split() + _target(m["head"], [])[1].split()
+    own = [w for w in rest if not syn.is_weak(w) and not _BILLS.search(w) and not _MONEY.search(w)]  # no money word
+    if rest_names or (own and not any(syn.is_topic(w) for w in head)):
+        return m["rest"]  # the rest names its own target: a Name, or a word while the setting has no topic
+    return q
 
 
 def _comparison(q: str, names: list[str], who: str | None) -> Plan:
