@@ -323,6 +323,10 @@ def main() -> None:
     ap.add_argument("--pack", default="auto", help="task pack for the students' runs: auto (the collecting "
                     "teacher's: its trajectories call that pack's helpers), none, or a pack name")
     ap.add_argument("--natural-spec", default="natural-v1", help="task-set spec of the natural questions' histories")
+    ap.add_argument("--train-questions", default=None, metavar="SPEC",
+                    help="also train on hand-written questions: configs/tasks/SPEC.questions.jsonl over SPEC's "
+                         "histories (a train-role set such as natural-dev; never the test set), collected by the "
+                         "same teacher, those touching the spec's held-out kinds left out")
     ap.add_argument("--natural-questions", type=Path, default=None,
                     help="natural questions JSONL (default: configs/tasks/NATURAL_SPEC.questions.jsonl)")
     ap.add_argument("--no-natural", action="store_true", help="skip the natural split")
@@ -378,6 +382,19 @@ def main() -> None:
     student = a.student
     taskset = a.tasksets / a.spec
     nat_set = a.tasksets / a.natural_spec
+    train_q, qt_set, heldout = None, None, []
+    if a.train_questions:
+        if a.data is not None:
+            sys.exit("--train-questions goes with a task-set spec, not --data")
+        if a.train_questions == a.natural_spec:
+            sys.exit(f"--train-questions {a.train_questions} is the natural TEST set (--natural-spec): never train on it")
+        train_q = ROOT / "configs" / "tasks" / f"{a.train_questions}.questions.jsonl"
+        if not train_q.is_file():
+            sys.exit(f"--train-questions {a.train_questions}: no questions file {train_q}")
+        qt_set = a.tasksets / a.train_questions
+        from scroll.tasks.splits import TaskSetSpec
+
+        heldout = list(TaskSetSpec.load(a.spec).heldout_kinds)
     limit_test = ["--limit", str(a.test)] if a.test else []
     n_untrained = min([n for n in (a.test, a.untrained_test) if n], default=None)
     limit_untrained = ["--limit", str(n_untrained)] if n_untrained else []
@@ -408,6 +425,9 @@ def main() -> None:
     if a.data is None:
         tasks = steps.run("tasks", ["tasks", "build", "--spec", a.spec, "--out", str(taskset), "--json"],
                           cache=False, kind="setup")
+    if train_q:
+        steps.run("tasks_questions", ["tasks", "build", "--spec", a.train_questions, "--out", str(qt_set), "--json"],
+                  cache=False, kind="setup")
     nat_tasks = None
     if natural_q:
         nat_tasks = steps.run("tasks_natural", ["tasks", "build", "--spec", a.natural_spec, "--out", str(nat_set),
@@ -477,6 +497,17 @@ def main() -> None:
                                     "--loop-config", a.loop_config, "--out", str(collect_out),
                                     "--concurrency", "2", "--json"],
                         key=ts_key, outputs=(collect_out / "runs.jsonl",), stale=collect_out, round=0, kind="collect")
+    question_dirs, collect_questions = [], None
+    if train_q:  # hand-written training questions (a train-role set): one more round-0 source
+        qt_out = work / "teacher-questions"
+        collect_questions = steps.run(
+            "collect_questions", ["collect", "--taskset", str(qt_set), "--questions", str(train_q),
+                                  *[x for k in heldout for x in ("--skip-kind", k)], *teacher_args,
+                                  "--loop-config", a.loop_config, "--out", str(qt_out), "--concurrency", "2", "--json"],
+            key={"taskset": fingerprint(qt_set / "taskset.json"), "questions": fingerprint(train_q), **code,
+                 "skip": heldout},
+            outputs=(qt_out / "runs.jsonl",), stale=qt_out, round=0, kind="collect")
+        question_dirs.append(qt_out)
     sample_dirs: list[Path] = []
     exports, sfts, samples_info = {}, {}, {}
 
@@ -485,7 +516,7 @@ def main() -> None:
         or from round r-1's student (`prev`) on round r's new accepted samples (the data of the
         earlier rounds only dedups them: --seen). No new sample: round r's student is round r-1's."""
         data = work / f"sft-data-r{r}"
-        sources = [collect_out, *sample_dirs]
+        sources = [collect_out, *question_dirs, *sample_dirs]
         from_base = r == 0 or a.from_base
         seen, new = ([], sources) if from_base else (sources[:-1], sources[-1:])
         args = ["distill", "export", *[x for d in new for x in ("--runs", str(d))],
@@ -640,6 +671,10 @@ def main() -> None:
         "test_tasks_per_split": a.test or "all",
         "untrained_tasks_per_split": n_untrained or "all",
         "collected": {k: (collect or {}).get(k) for k in ("tasks", "correct", "runner_errors", "check_errors")},
+        "train_questions": None if not train_q else {
+            "spec": a.train_questions, "questions": str(train_q.relative_to(ROOT)), "skipped_kinds": heldout,
+            "collected": {k: (collect_questions or {}).get(k) for k in ("tasks", "correct", "runner_errors",
+                                                                         "check_errors")}},
         "rounds": rounds,
         "costs": costs,
         "steps": {k: steps.cost(k) for k in steps.state},
@@ -664,12 +699,13 @@ def cost_rows(steps: Steps, rounds: int) -> dict:
         return acc or None
 
     names = list(steps.state)
-    rows = [{"row": "setup", "steps": {"setup": group([n for n in ("models", "tasks", "tasks_natural") if n in names])}},
+    rows = [{"row": "setup", "steps": {"setup": group([n for n in ("models", "tasks", "tasks_natural", "tasks_questions")
+                                                       if n in names])}},
             {"row": "reference rows (teachers, untrained)",
              "steps": {"eval": group([n for n in names if n.startswith(("eval_teacher", "eval_writer", "eval_untrained",
                                                                          "serve_untrained"))])}}]
     for r in range(rounds + 1):
-        st = {"collect" if r == 0 else "sample": group(["collect"] if r == 0 else [f"sample_r{r}"]),
+        st = {"collect" if r == 0 else "sample": group(["collect", "collect_questions"] if r == 0 else [f"sample_r{r}"]),
               "export": group([f"export_r{r}"]), "sft": group([f"sft_r{r}"]),
               "eval": group([n for n in names if n.startswith((f"eval_trained-r{r}", f"serve_trained-r{r}"))])}
         rows.append({"row": f"round {r}", "round": r, "steps": {k: v for k, v in st.items() if v}})

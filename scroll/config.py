@@ -46,6 +46,9 @@ class LoopConfig:
     file_summary_tokens: int = 600     # a file event's text (reference + exploration summary)
     # a task pack (scroll.packs): prompt text + kernel helpers of one task generator; None = the core only
     pack: str | None = None
+    # the core system prompt: "full" (documents ms and every helper, ~1,210 SmolLM2 tokens) or "compact" (~420,
+    # for small fine-tuned students: scroll.prompts.COMPACT_PROMPT)
+    prompt: str = "full"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -71,6 +74,7 @@ class LoopConfig:
             (self.agent_map_sessions >= 0, "agent_map_sessions must be >= 0"),
             (self.attach_max_bytes >= 0, "attach_max_bytes must be >= 0"),
             (self.file_summary_tokens >= 64, "file_summary_tokens must be >= 64"),
+            (self.prompt in ("full", "compact"), f"prompt must be 'full' or 'compact' (got {self.prompt!r})"),
         ]
         for ok, msg in checks:
             if not ok:

@@ -69,9 +69,33 @@ Rules:
 - When you know the answer, call final(answer) in a cell."""
 
 
-def system_prompt(pack=None) -> str:
-    """The core prompt, plus the pack's text when a run names one (scroll.packs.TaskPack)."""
-    return SYSTEM_PROMPT if pack is None else SYSTEM_PROMPT + "\n\n" + pack.prompt
+# The same contract in ~420 SmolLM2 tokens instead of ~1,210 (LoopConfig.prompt = "compact"): for small students, whose
+# training cost and step cost grow with every prompt token (a fine-tuned student learns the helpers from its
+# trajectories, not from their documentation). It names every core helper; the full prompt stays the default.
+COMPACT_PROMPT = """Your history lives in an event log outside this prompt. Reply with ONE ```python block: it runs in a
+persistent kernel and ONLY what it prints comes back to you.
+  ms.search(query, k=10, role=None, session=None) -> hits, best first (.seq .time .session .text)
+  ms.expand(seq) / ms.expand(lo, hi) -> exact events      final(answer) -> ends the task
+Helpers over hits (must: words a statement must hold, | between alternatives, _ joins a phrase; about: words that
+rank; who="sister": my sister's statements; each prints evidence and `ANSWER: ...`):
+  widen(words) -> a query with synonyms   synonyms(word)   latest_of(hits, must) / earliest_of(...) -> a Name
+  values_of(hits, must) -> every Name   count_of(hits, must)   day_of(hits, must)   sum_of(hits, must)
+  first_of(hits, [a, b])   days_apart(hits, a, b)   ever(hits, must)   said_about(hits, must)
+  previous_of(hits, must, than)   who_of(hits, must)   largest_of(hits, must) / smallest_of(hits, must)
+  difference(hits, a, b, of="sum")   compare(hits, a, b, by="sum")   kind_of(hits, must, kind="dog")
+  facts(hits, must) -> the statements   user_turns() -> every user turn
+Rules: exact details come from the events; prefer the latest when facts change; when the history never says,
+final("unknown"). Optional first line: HEADLINE: <task> | <state> | <next action>."""
+PROMPTS = {"full": SYSTEM_PROMPT, "compact": COMPACT_PROMPT}
+
+
+def system_prompt(pack=None, style: str = "full") -> str:
+    """The core prompt of `style` ("full" | "compact"), plus the pack's text when a run names one
+    (scroll.packs.TaskPack)."""
+    if style not in PROMPTS:
+        raise ValueError(f"unknown prompt style {style!r} (known: {sorted(PROMPTS)})")
+    core = PROMPTS[style]
+    return core if pack is None else core + "\n\n" + pack.prompt
 
 
 def kernel_prelude(pack=None) -> str:

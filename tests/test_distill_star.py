@@ -670,3 +670,27 @@ def test_script_redoes_runs_when_a_teacher_or_the_kernel_helpers_change(tmp_path
     assert evals() == []                     # resumed: nothing to redo
     code.write_text("v2")
     assert evals() == first                  # the writer or the helpers changed: every run again
+
+
+def test_script_trains_on_hand_written_questions_of_a_train_role_set_only(tmp_path, monkeypatch):
+    """--train-questions natural-dev: one more round-0 collect over natural-dev's questions (the spec's
+    held-out kinds skipped), its runs exported with the teacher's; the natural TEST set is refused."""
+    mod = _script()
+    calls = []
+    monkeypatch.setattr(mod, "sh", _fake_scroll(calls, set()))
+    base = ["distill_cpu.py", "--name", "sim", "--rounds", "0", "--work", str(tmp_path / "work"),
+            "--student", str(tmp_path / "student"), "--tasksets", str(tmp_path / "tasksets"),
+            "--results", str(tmp_path / "res")]
+    monkeypatch.setattr(sys, "argv", base + ["--train-questions", "natural-dev"])
+    mod.main()
+    steps = dict(calls)
+    q = steps["collect_questions"]
+    assert q[q.index("--questions") + 1].endswith("configs/tasks/natural-dev.questions.jsonl")
+    assert q[q.index("--skip-kind") + 1] == "sum" and q[q.index("--taskset") + 1].endswith("natural-dev")
+    runs = [Path(x).name for i, x in enumerate(steps["export_r0"]) if steps["export_r0"][i - 1] == "--runs"]
+    assert runs == ["teacher-train", "teacher-questions"]
+    exp = json.loads((tmp_path / "res" / "sim.json").read_text())["experiment"]
+    assert exp["train_questions"]["spec"] == "natural-dev" and exp["train_questions"]["skipped_kinds"] == ["sum"]
+    monkeypatch.setattr(sys, "argv", base + ["--train-questions", "natural-v1"])
+    with pytest.raises(SystemExit, match="TEST set"):
+        mod.main()

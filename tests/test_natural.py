@@ -186,3 +186,29 @@ def test_errors(built, tmp_path):
         natural_refs(ts, "natural-v9")
     by_name = natural_refs(built["natural-dev"], "natural-dev")  # found on the config search path
     assert [r.task_id for r in by_name] == [r["id"] for r in _records("natural-dev")]
+
+
+def test_collect_trains_on_a_train_role_sets_questions_never_the_test_sets(built, tmp_path):
+    """`scroll collect --questions`: natural-dev's questions become split `train` records (the writer's
+    trajectories through the loop), --skip-kind leaves out those that touch a held-out kind's families,
+    and the test set's questions (natural-v1, test-role histories) are refused before any run."""
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+
+    out = tmp_path / "q"
+    r = CliRunner().invoke(app, ["collect", "--taskset", str(built["natural-dev"]), "--questions", "natural-dev",
+                                 "--skip-kind", "sum", "--teacher", "writer", "--loop-config", "smollm2-compact",
+                                 "--out", str(out), "--limit", "12", "--json"])
+    assert r.exit_code == 0, r.output
+    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    by_id = {rec["id"]: rec for rec in _records("natural-dev")}
+    assert len(recs) == 12 and {rec["split"] for rec in recs} == {"train"}
+    assert not any(f.startswith("sum_") for rec in recs for f in by_id[rec["task_id"]]["families"])
+    assert sum(rec["correct"] for rec in recs) >= 9
+    bad = CliRunner().invoke(app, ["collect", "--taskset", str(built["natural-v1"]), "--questions", "natural-v1",
+                                   "--teacher", "writer", "--out", str(tmp_path / "no")])
+    assert bad.exit_code != 0 and "evaluation only" in bad.output and not (tmp_path / "no" / "runs.jsonl").exists()
+    bad = CliRunner().invoke(app, ["collect", "--taskset", str(built["natural-dev"]), "--questions", "natural-dev",
+                                   "--skip-kind", "summ", "--teacher", "writer", "--out", str(tmp_path / "no")])
+    assert bad.exit_code != 0 and "unknown kind" in bad.output

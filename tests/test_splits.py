@@ -229,6 +229,11 @@ def test_a_split_may_take_turns_over_wordings_and_keeps_the_test_splits():
         ["wide-train", "wide-dev", "wide-dev2", "wide-train"]
     for split in ("dev", "test_unseen", "test_paraphrase", "test_heldout_kind"):
         assert all(v2.history_params(split, n) == v3.history_params(split, n) for n in range(v2.splits[split].histories))
+    v4 = TaskSetSpec.load("distill-v4")  # the same with wide-dev3 as a fourth training wording
+    assert [v4.history_params("train", n)["wording"] for n in range(5)] == \
+        ["wide-train", "wide-dev", "wide-dev2", "wide-dev3", "wide-train"]
+    for split in ("dev", "test_unseen", "test_paraphrase", "test_heldout_kind"):
+        assert all(v2.history_params(split, n) == v4.history_params(split, n) for n in range(v2.splits[split].histories))
     raw = v3.to_dict()
     raw["splits"]["train"]["wording"] = ["wide-train", "wide-test"]
     with pytest.raises(ValueError, match="'wide-test' is for test splits only"):

@@ -144,7 +144,7 @@ def test_a_lower_case_word_matches_its_synonyms_a_name_only_itself(hist):
 
 
 def test_the_system_prompt_documents_exactly_the_core_toolkit():
-    from scroll.prompts import KERNEL_PRELUDE, SYSTEM_PROMPT
+    from scroll.prompts import COMPACT_PROMPT, KERNEL_PRELUDE, SYSTEM_PROMPT
 
     src = Path(__file__).resolve().parents[1] / "scroll" / "toolkit.py"
     reading = src.with_name("statements.py")   # how a statement is read: `facts` and its helpers
@@ -163,6 +163,9 @@ def test_the_system_prompt_documents_exactly_the_core_toolkit():
                    and not n.name.startswith("_")}
     assert kernel_side == {"synonyms", "widen", "variants"}  # variants: the host's word classes read it too
     assert re.search(r"\bwiden\(words\)", section) and re.search(r"\bsynonyms\(word\)", section)
+    compact = COMPACT_PROMPT.split("Helpers over hits")[1].split("Rules:")[0]  # the same helpers, shorter
+    assert set(re.findall(r"\b([a-z_]+)\((?:hits|\.\.\.|\))", compact)) == public
+    assert re.search(r"\bwiden\(words\)", compact) and re.search(r"\bsynonyms\(word\)", compact)
 
 
 @pytest.mark.sandbox

@@ -166,3 +166,34 @@ def test_the_writer_through_agent_run_in_the_sandboxed_kernel(tmp_path):
     assert right >= 2, [(t.question, t.answer) for t in tasks]
     task_event = next(e for e in log.events(session="w-update_city") if e.kind == "task")
     assert task_event.meta["pack"] is None and "system_prompt" not in task_event.meta
+
+
+@pytest.mark.sandbox
+def test_the_compact_prompt_through_agent_run_is_the_prompt_logged_and_replayed(tmp_path):
+    """LoopConfig.prompt = "compact" (configs/loop/smollm2-compact.yaml): the loop sends the compact prompt,
+    logs it with the task (export and replay read it from there), and the writer still solves the task
+    through the sandboxed kernel."""
+    from scroll.agent import Agent
+    from scroll.config import LoopConfig
+    from scroll.prompts import COMPACT_PROMPT
+    from scroll.tasks.history import build_demo_log
+
+    log, tasks = build_demo_log(tmp_path / "h.db", seed=5, target_tokens=8000, families=["update_city"],
+                                pool="test", wording="wide-train", min_sessions=16, exchanges=(2, 4))
+    cfg = LoopConfig.load("smollm2-compact")
+    assert cfg.prompt == "compact"
+    seen = []
+
+    class Spy(ProgramWriter):
+        def complete(self, messages, **kw):
+            seen.append(messages[0]["content"])
+            return super().complete(messages, **kw)
+
+    with Agent(log, Spy(), cfg, session="compact") as agent:
+        res = agent.run(tasks[0].question)
+    assert res.reason == "final" and tasks[0].check(res.answer)
+    assert seen and all(s == COMPACT_PROMPT for s in seen)
+    task_event = next(e for e in log.events(session="compact") if e.kind == "task")
+    assert task_event.meta["system_prompt"] == COMPACT_PROMPT
+    with pytest.raises(ValueError, match="prompt must be"):
+        LoopConfig(prompt="tiny")

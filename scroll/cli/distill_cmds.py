@@ -29,9 +29,10 @@ so, never pass them off as a model's.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence
 
 import typer
 
@@ -122,12 +123,29 @@ def _refs(taskset: Path, splits: List[str], limit: Optional[int]):
     return refs
 
 
-def _natural_refs(taskset: Path, questions: Path, limit: Optional[int]):
+def _natural_refs(taskset: Path, questions: Path, limit: Optional[int], *, train: bool = False,
+                  skip_kinds: Sequence[str] = ()):
+    """The natural questions as refs. `train` (collect): the task set's histories must be train-role (a
+    test set's questions are for evaluation only), the refs are of split "train", and questions that touch
+    a family of `skip_kinds` (a held-out kind) are left out."""
     try:
+        from scroll.tasks.families import KINDS
         from scroll.tasks.natural import natural_refs
+        from scroll.tasks.splits import TaskSet
     except ImportError as e:
         raise ValueError(f"--questions needs scroll.tasks.natural (not in this checkout: {e})") from None
+    if train:
+        roles = {n: s.get("role") for n, s in TaskSet.load(taskset).manifest["spec"]["splits"].items()}
+        if any(r != "train" for r in roles.values()):
+            raise ValueError(f"{taskset}: split roles {roles}: natural questions over test-role histories are for "
+                             "evaluation only (scroll distill eval --questions), never training data")
+        unknown = sorted(set(skip_kinds) - set(KINDS.values()))
+        if unknown:
+            raise ValueError(f"--skip-kind {unknown}: unknown kind (known: {sorted(set(KINDS.values()))})")
     refs = natural_refs(taskset, questions)
+    if train:
+        refs = [dataclasses.replace(r, split="train") for r in refs
+                if not any(KINDS.get(f) in skip_kinds for f in r.task.params["families"])]
     refs = refs[:limit] if limit else refs
     if not refs:
         raise ValueError(f"no questions in {questions}")
@@ -181,15 +199,17 @@ def _samples_summary(per_sample: list, label: str, out: Path, wall: float, tempe
 
 def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency, limit, label, resume,
          no_sandbox, as_json, default_splits=None, *, pack=None, samples=1, temperature=None, seed=None,
-         questions=None, data: Optional[DataChoice] = None):
+         questions=None, data: Optional[DataChoice] = None, train_questions: bool = False,
+         skip_kinds: Sequence[str] = ()):
     from scroll.importers import BadInputError
     from scroll.runner import run_tasks
 
-    splits = data.parts if data is not None else ["natural"] if questions is not None else (split or default_splits)
+    splits = data.parts if data is not None else (["train"] if train_questions else ["natural"]) \
+        if questions is not None else (split or default_splits)
     if not splits:
         fail("give at least one --split", as_json=as_json)
     if questions is not None and split:
-        fail("--questions evaluates the natural questions (split `natural`): drop --split", as_json=as_json)
+        fail("--questions runs the natural questions, not a task set's splits: drop --split", as_json=as_json)
     chosen, judge_backend = None, None
     try:
         from scroll.config import LoopConfig
@@ -212,7 +232,8 @@ def _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency,
         if data is not None:
             refs, chosen, judge_backend = data.refs(Path(out), limit)
         else:
-            refs = _natural_refs(taskset, questions, limit) if questions is not None else _refs(taskset, splits, limit)
+            refs = _natural_refs(taskset, questions, limit, train=train_questions, skip_kinds=skip_kinds) \
+                if questions is not None else _refs(taskset, splits, limit)
     except (ValueError, OSError, BadInputError) as e:
         fail(str(e), as_json=as_json)
     meta = {"data": chosen} if chosen is not None else {}
@@ -290,6 +311,13 @@ def register(app: typer.Typer) -> None:
         judge_url: JudgeUrlOpt = None,
         judge_llm: JudgeLlmOpt = None,
         judge_model: JudgeModelOpt = None,
+        questions: Optional[Path] = typer.Option(None, "--questions", help="Natural questions (JSONL, "
+                                                 "scroll.tasks.natural) over --taskset's histories, collected as "
+                                                 "split `train`; the task set must be train-role (a test set's "
+                                                 "questions are refused: they are for `distill eval` only)."),
+        skip_kind: List[str] = typer.Option(None, "--skip-kind", help="With --questions: leave out the questions "
+                                            "that touch a family of this kind (repeatable), e.g. `sum`, the "
+                                            "held-out kind of the task set the student is tested on."),
         teacher: Optional[str] = typer.Option(None, "--teacher", help=TEACHER_HELP),
         model_url: Optional[str] = typer.Option(None, "--model-url", help=URL_HELP),
         llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
@@ -313,10 +341,13 @@ def register(app: typer.Typer) -> None:
         with --samples K, K sampled trajectories per task). With --data: a data file's questions,
         its train and dev histories by default (the held-out ones are for `scroll distill eval --data`)."""
         choice = data_choice(data, part, ["train", "dev"], fmt, db, import_dir, judge_url, judge_llm, judge_model,
-                              taskset, split, None, as_json)
+                              taskset, split, questions, as_json)
+        if skip_kind and questions is None:
+            fail("--skip-kind filters --questions: give --questions FILE", as_json=as_json)
         _run(taskset, split, teacher, model_url, llm, model, loop, out, concurrency, limit, label, resume,
              no_sandbox, as_json, default_splits=["train", "dev"], pack=pack, samples=samples,
-             temperature=temperature, seed=seed, data=choice)
+             temperature=temperature, seed=seed, data=choice, questions=questions, train_questions=True,
+             skip_kinds=skip_kind or ())
 
     @distill_app.command("eval")
     def evaluate(
