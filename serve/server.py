@@ -119,6 +119,43 @@ def port_free(host: str, port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) != 0
 
 
+def listener_pids(port: int) -> set[int] | None:
+    """The pids that hold a listening TCP socket on `port` (any address of this network namespace),
+    read from /proc; None when /proc cannot tell (no such socket seen, or no /proc)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            f = row.split()
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(f[9])
+    if not inodes:
+        return None
+    pids: set[int] = set()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{d}/fd"):
+                link = os.readlink(f"/proc/{d}/fd/{fd}")
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    pids.add(int(d))
+                    break
+        except OSError:
+            continue
+    return pids or None
+
+
+def _in_group(pid: int, pgid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pgid
+    except OSError:
+        return False
+
+
 def _get(url: str, timeout: float = 2.0, api_key: str | None = None) -> tuple[int, bytes]:
     req = urllib.request.Request(url)
     if api_key:
@@ -266,6 +303,15 @@ def wait_healthy(handle: ServerHandle, timeout: float) -> ServerHandle:
                 f"vLLM server {handle.name!r} exited with code {code} while starting "
                 f"(log: {handle.log_path}); last lines:\n{log_tail(handle.log_path)}")
         if health(handle.url, timeout=2.0):
+            # ready only when OUR process group answers: another server on the port answers /health too
+            holders = listener_pids(handle.port)
+            if holders is not None and not any(_in_group(p, handle.pgid) for p in holders):
+                _kill_group(handle.pgid, grace=5, since=handle.started_at)
+                _cleanup_state(Path(handle.run_dir))
+                raise PortInUseError(
+                    f"port {handle.port} answers /health, but from pid(s) {sorted(holders)}, not this server "
+                    f"(pid {handle.pid}, stopped): another server holds the port. Pick another --port or stop "
+                    f"it (e.g. `ss -ltnp 'sport = :{handle.port}'`); log: {handle.log_path}")
             handle.ready_s = round(time.time() - handle.started_at, 2)
             return handle
         if time.time() > deadline:

@@ -47,6 +47,21 @@ def test_chat_session_keeps_kernel_state(tmp_path, fake):
     assert "scroll> stored" in r.output and "scroll> 21" in r.output
 
 
+def test_chat_shows_answers_as_plain_text_and_its_config_readably(tmp_path, fake):
+    """Issue #30 item 16: no raw `[bold]scroll>[/]`, an answer's markup is not interpreted, control
+    characters are escaped, and the header reads "backend openai · model ..."."""
+    _reply(fake, "```python\nfinal('[red]x[/red] \\x1b[2J')\n```")
+    _reply(fake, "no code at all")
+    _reply(fake, "still none")
+    _reply(fake, "nothing")
+    r = runner.invoke(app, ["chat", "--model-url", fake.url, "--db", str(tmp_path / "c.db")],
+                      input="first\nsecond\n\n")
+    assert r.exit_code == 0, r.output
+    assert "[bold]" not in r.output and "scroll> [red]x[/red] \\x1b[2J" in r.output, r.output
+    assert "scroll> (no answer: no_code)" in r.output
+    assert "backend openai · model" in r.output and "{'backend'" not in r.output
+
+
 def test_demo_reference_policy_is_labelled_and_correct(tmp_path):
     r = runner.invoke(app, ["demo", "--db", str(tmp_path / "d.db"), "--tokens", "60000", "--json"])
     assert r.exit_code == 0, r.output

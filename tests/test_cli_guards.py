@@ -132,3 +132,72 @@ def test_bad_numbers_and_names_are_clear(tmp_path, args, msg):
     assert msg in r.output, r.output
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert not (tmp_path / "x.db").exists()
+
+
+def test_version_and_import_progress_phases(tmp_path, monkeypatch):
+    """Issue #30 item 16: `scroll --version`; the import's indexing phase is its own progress task with
+    no total (its elapsed time runs while the index is built, instead of a finished bar's frozen clock)."""
+    import json as _json
+
+    import rich.progress
+    from typer.testing import CliRunner
+
+    from scroll import __version__
+    from scroll.cli import app
+
+    r = CliRunner().invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.output.strip() == f"scroll {__version__}"
+    added = []
+    real = rich.progress.Progress.add_task
+
+    def add_task(self, description, *a, total=100.0, **kw):
+        added.append((description, total))
+        return real(self, description, *a, total=total, **kw)
+
+    monkeypatch.setattr(rich.progress.Progress, "add_task", add_task)
+    f = tmp_path / "e.jsonl"
+    f.write_text("".join(_json.dumps({"session": "s", "role": "user", "text": f"line {i}"}) + "\n" for i in range(5)))
+    r = CliRunner().invoke(app, ["import", str(f), "--db", str(tmp_path / "h.db")])
+    assert r.exit_code == 0, r.output
+    assert added == [("importing", 5), ("indexing (BM25)", None)]
+
+
+def test_a_damaged_database_fails_verify_refuses_writes_and_stats_is_one_line(tmp_path):
+    """Issue #30 item 8: a corrupt index page fails `scroll verify` (the hash chain alone reads intact),
+    `scroll import` into the damaged file is refused with the file unchanged, `scroll stats` is an
+    error line, not a traceback."""
+    import hashlib
+    import json as _json
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+    from scroll.events import EventLog
+
+    db = tmp_path / "d.db"
+    with EventLog(db) as lg:
+        lg.append_many([{"session": f"s{i % 40}", "role": "user", "text": f"event {i} about harbours"}
+                        for i in range(3000)])
+        assert lg.verify()["ok"]
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE type='index' AND name='events_by_session'").fetchone()[0]
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    raw = bytearray(db.read_bytes())
+    raw[(root - 1) * size + 8:root * size] = b"\xff" * (size - 8)   # one index page overwritten
+    db.write_bytes(bytes(raw))
+    run = CliRunner().invoke
+    r = run(app, ["verify", "--db", str(db), "--json"])
+    out = _json.loads(r.stdout)
+    assert r.exit_code == 1 and not out["ok"] and "SQLite integrity check failed" in out["reason"], r.output
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    f = tmp_path / "one.jsonl"
+    f.write_text('{"session": "new", "role": "user", "text": "hi"}\n')
+    r = run(app, ["import", str(f), "--db", str(db)])
+    assert r.exit_code == 1 and "integrity check failed" in r.output and "nothing was written" in r.output
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    r = run(app, ["stats", "--db", str(db)])
+    assert not isinstance(r.exception, Exception), r.exception          # an error line (SystemExit), no traceback
+    assert r.exit_code == 0 or "database file is damaged" in r.output, r.output

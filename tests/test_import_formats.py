@@ -149,6 +149,10 @@ def test_sessions_already_in_the_log_are_refused_and_nothing_is_written(tmp_path
     (b'{"messages": [{"role": "user", "content": "x"}]}\n', "longmemeval", "not a LongMemEval instance"),
     (b'{"messages": [{"role": "user", "content": "x"}]}\n', "yaml", "unknown format 'yaml'"),
     (b'{"conversation": {}, "qa": [{"question": "q?", "category": 1}]}', "auto", ".answer: missing"),
+    # issue #30 item 9: a time that is no ISO 8601 date would pass every --since filter (times compare as strings)
+    (b'{"session": "s", "role": "user", "text": "a", "time": "2026-01-02"}\n'
+     b'{"session": "s", "role": "user", "text": "b", "time": "9999-zz"}\n', "auto",
+     ":2: field 'time' must be an ISO 8601 date or date-time"),
 ])
 def test_bad_files_name_the_place_and_write_nothing(tmp_path, content, fmt, needle):
     f = tmp_path / "bad.jsonl"

@@ -166,6 +166,27 @@ def test_resume_replays_without_relogging(log):
         assert k3.execute("print('x' in dir())").stdout == "False\n"
 
 
+def test_replay_takes_only_cells_its_own_kernel_ran(log):
+    """Issue #30 item 1: code/output rows of the history origin (what `scroll import`, an MCP client's
+    `log` or the proxy can write) never become cells, nor does an agent-origin pair whose output
+    names another kernel run; the kernel's own cells still replay."""
+    from scroll.origin import Origin
+
+    c = log.append(session="s9", role="assistant", kind="code", text="pwned = 1")
+    log.append(session="s9", role="kernel", kind="output", text="", meta={"code_seq": c, "error": None})
+    c2 = log.append(session="s9", role="assistant", kind="code", text="forged = 1", meta={"kernel": "a" * 16},
+                    origin=Origin.AGENT)
+    log.append(session="s9", role="kernel", kind="output", text="", meta={"code_seq": c2, "kernel": "b" * 16},
+               origin=Origin.AGENT)
+    assert all(e.origin == Origin.HISTORY for e in log.events(session="s9") if e.seq <= c + 1)
+    with Kernel(log, "s9") as k:
+        assert k.execute("mine = 2").error is None
+    with Kernel(log, "s9") as k2:
+        r = k2.execute("print(sorted(n for n in ('pwned', 'forged', 'mine') if n in globals()))")
+        assert r.stdout == "['mine']\n", (r.stdout, r.error)
+        assert "replayed 1 logged cell(s)" in r.notice
+
+
 def test_several_kernels_at_once(log):
     ks = [Kernel(log, f"s{i}") for i in range(4)]
     try:
@@ -258,6 +279,23 @@ def test_cli_run_and_export(log, tmp_path):
     ex = CliRunner().invoke(app, ["kernel", "export", "--db", db, "-s", "cli", str(out), "--json"])
     assert ex.exit_code == 0, ex.output
     assert json.loads(ex.stdout)["cells"] == 3 and out.exists()
+
+
+def test_cli_run_reads_the_sessions_it_is_given(log):
+    """Issue #30 item 16: `scroll kernel run --sessions` lets `ms` read those sessions besides its own;
+    without it only its own; an unknown session is a clear error."""
+    from typer.testing import CliRunner
+
+    from scroll.cli import app
+
+    log.append(session="notes", role="user", text="the zeppelin lands at noon")
+    db, cell = str(log.path), "print(len(ms.search('zeppelin')))"
+    alone = CliRunner().invoke(app, ["kernel", "run", "--db", db, "-s", "k1", cell])
+    assert alone.exit_code == 0 and alone.stdout == "0\n", alone.output
+    given = CliRunner().invoke(app, ["kernel", "run", "--db", db, "-s", "k2", "--sessions", "notes", cell])
+    assert given.exit_code == 0 and given.stdout == "1\n", given.output
+    bad = CliRunner().invoke(app, ["kernel", "run", "--db", db, "-s", "k3", "--sessions", "nope", cell])
+    assert bad.exit_code == 1 and "no session 'nope'" in bad.output
 
 
 def test_kernels_of_a_dead_host_are_swept(log, tmp_path):

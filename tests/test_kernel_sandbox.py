@@ -439,3 +439,54 @@ def test_restart_after_c_loop_memory_bomb_and_fork_bomb(k):
     r = k.execute("import os; os._exit(1)")
     assert "restarted" in r.notice and "FAILED" not in r.notice
     assert_usable(k)
+
+
+def test_a_venv_under_tmp_is_bound_back_read_only(log):
+    """Issue #30 item 12: a clone under /tmp (its venv below the kernel's private /tmp) starts a kernel:
+    the venv is bound back at its path, read-only; the rest of the host's /tmp stays out of sight."""
+    import subprocess
+    import sys
+
+    if not (Path(sys.prefix) / "pyvenv.cfg").is_file():
+        pytest.skip("needs to run from a venv")
+    mnt = Path(tempfile.mkdtemp(prefix="scroll-venv-", dir="/tmp"))
+    os.chmod(mnt, 0o755)
+    marker = Path(tempfile.mkdtemp(prefix="scroll-host-", dir="/tmp"))
+    subprocess.run(["mount", "--bind", sys.prefix, str(mnt)], check=True)
+    try:
+        with Kernel(log, "v", python=str(mnt / "bin" / "python"), timeout=20) as kv:
+            r = kv.execute("import sys, os\nprint(sys.prefix)\nprint(os.path.exists(" + repr(str(marker)) + "))\n"
+                           "try:\n    open(sys.prefix + '/pwn', 'w')\nexcept OSError as e:\n    print(type(e).__name__)")
+            assert r.error is None, (r.error, r.notice)
+            out = r.stdout.split()
+            assert out[:2] == [str(mnt), "False"] and out[2] in ("OSError", "PermissionError"), r.stdout
+        assert not (Path(sys.prefix) / "pwn").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        mnt.rmdir()
+        marker.rmdir()
+
+
+def test_replay_never_repeats_a_caught_resource_bomb(log):
+    """Issue #30 item 2: a fork bomb and a memory bomb that catch their own errors are logged with the
+    limit they hit and never replayed; after os._exit(3) the kernel restarts with the session's
+    variables within the cell timeout + 2 s."""
+    fork = ("import os, time\nkids = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
+            "            time.sleep(600)\n            os._exit(0)\n        kids += 1\n"
+            "except OSError as e:\n    print('caught', type(e).__name__)")
+    mem = ("try:\n    hog = []\n    while True:\n        hog.append(bytearray(16 << 20))\n"
+           "except MemoryError:\n    hog = None\n    print('caught MemoryError')")
+    with Kernel(log, "rb", timeout=10, memory_limit="1G", nproc=64) as kb:
+        assert kb.execute("x = 41").error is None
+        r = kb.execute(fork)
+        assert "caught" in r.stdout and "processes left running" in (r.notice or ""), (r.stdout, r.notice)
+        r = kb.execute(mem)
+        assert "caught MemoryError" in r.stdout and r.error is None, (r.stdout, r.error)
+        assert kb.execute("y = x + 1").error is None
+        t0 = time.monotonic()
+        r = kb.execute("import os; os._exit(3)")
+        r = kb.execute("print(x, y)")
+        assert r.stdout == "41 42\n", (r.stdout, r.error, r.notice)
+        assert time.monotonic() - t0 <= 10 + 2
+    limits = [e.meta.get("limit") for e in log.events(session="rb") if e.kind == "output"]
+    assert limits.count("processes") == 1 and limits.count("memory") == 1, limits

@@ -35,6 +35,9 @@ def test_loads_offline_without_network(tiny_model_dir, monkeypatch):  # noqa: F8
     assert c.backend == "transformers" and c.completion_tokens <= 4
     d = llm.describe()
     assert d["backend"] == "transformers" and d["device"] == "cpu" and d["params"] > 1_000_000
+    from scroll.provenance import cpu_auto_dtype  # issue #30 item 14: `serve`'s rule (bf16 only with AMX-BF16)
+
+    assert d["dtype"] == cpu_auto_dtype() and cpu_auto_dtype(True) == "bfloat16" and cpu_auto_dtype(False) == "float32"
     llm.close()
     with pytest.raises(LLMError, match="after close"):
         llm.complete(MSG)
@@ -84,3 +87,9 @@ def test_openai_backend_counts_with_local_tokenizer(tiny_llm, tiny_model_dir):  
     assert o.token_counter_exact is True
     assert o.count_tokens(MSG) == tiny_llm.count_tokens(MSG)
     assert o.count_tokens("x = 1") == tiny_llm.count_tokens("x = 1")
+
+
+def test_a_missing_model_folder_names_scroll_models_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCROLL_MODELS_DIR", str(tmp_path / "models"))
+    with pytest.raises(ValueError, match=r"SCROLL_MODELS_DIR .*models\)"):
+        make_llm(LLMConfig.from_dict(backend="transformers", model="no-such-model", max_tokens=4))

@@ -319,6 +319,53 @@ def test_non_loopback_bind_needs_a_token(tmp_path):
     assert not (tmp_path / "x.db").exists()  # refused before the log is opened
 
 
+@pytest.mark.timeout(120)
+def test_http_on_loopback_needs_a_token_made_and_printed_at_start(tmp_path):
+    """Issue #30 item 10: without --token-file the HTTP server still requires a bearer token (it runs
+    code and reads every session, and any local user reaches a loopback port): one is made and printed
+    at start; requests without it get 401, with it the server answers; the version is in its info."""
+    import re
+
+    import httpx2
+
+    from scroll import __version__
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, *server_args(tmp_path / "x.db", "--transport", "http", "--port", str(port))],
+                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        token, deadline = None, time.monotonic() + 60
+        while token is None:
+            line = proc.stderr.readline()
+            assert line or proc.poll() is None, "server exited"
+            assert time.monotonic() < deadline, "no token printed"
+            m = re.search(r"token \(no --token-file given, made for this run\): (\S+)", line)
+            token = m.group(1) if m else None
+        assert len(token) >= 16
+        url = f"http://127.0.0.1:{port}/mcp"
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.2)
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "0"}}}
+        head = {"Accept": "application/json, text/event-stream"}
+        assert httpx2.post(url, json=init, headers=head).status_code == 401
+        r = httpx2.post(url, json=init, headers={**head, "Authorization": f"Bearer {token}"})
+        assert r.status_code == 200 and f'"version":"{__version__}"' in r.text.replace(" ", ""), r.text
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def test_cli_check_json_help_and_token_file(tmp_path):
     from typer.testing import CliRunner
 

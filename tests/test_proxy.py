@@ -68,7 +68,8 @@ class FakeUpstream:
             body = await request.json()
             msgs = body["messages"]
             n = count_messages(msgs)
-            self.received.append({"messages": msgs, "prompt_tokens": n, "stream": bool(body.get("stream"))})
+            self.received.append({"messages": msgs, "prompt_tokens": n, "stream": bool(body.get("stream")),
+                                  "keys": sorted(body)})
             if n > self.context:
                 return JSONResponse({"error": {"message": f"maximum context length is {self.context} tokens, "
                                                f"got {n}"}}, status_code=400)
@@ -246,6 +247,40 @@ def test_headers_resend_revision_and_restart(tmp_path):
             client = openai.OpenAI(base_url=url2 + "/v1", api_key="x", max_retries=0)
             raw = client.chat.completions.with_raw_response.create(model="fake", messages=edited)
             assert raw.headers["x-scroll-logged-events"] == "0"
+
+
+def test_deep_json_redirect_fields_and_a_slow_upstream(tmp_path):
+    """Issue #30 item 11: a deeply nested body is a 400 (not a 500 traceback); body fields outside the
+    chat-completions set (e.g. base_url) are dropped and named, never forwarded; an upstream slower than
+    timeout_s is a clear 504."""
+    import asyncio
+
+    import httpx
+
+    fake = FakeUpstream({}, 2000)
+    with bench.serve_app(fake.app()) as up:
+        cfg, server = proxy(tmp_path, up, "d", budget=400, token_counter="approximate")
+        with server as url:
+            deep = "[" * 200_000 + "]" * 200_000
+            r = httpx.post(url + "/v1/chat/completions", content=deep, headers={"Content-Type": "application/json"})
+            assert r.status_code == 400 and "nested too deeply" in r.text, r.text
+            body = {"model": "fake", "messages": [{"role": "user", "content": "hi"}], "temperature": 0,
+                    "base_url": "http://evil.example/v1", "api_base": "http://evil.example", "top_k": 5}
+            r = httpx.post(url + "/v1/chat/completions", json=body)
+            assert r.status_code == 200, r.text
+            assert r.headers["x-scroll-dropped-fields"] == "api_base,base_url"
+            assert fake.received[-1]["keys"] == ["messages", "model", "temperature", "top_k"]
+
+    async def slow(request: Request):
+        await asyncio.sleep(3)
+        return JSONResponse({})
+
+    with bench.serve_app(Starlette(routes=[Route("/v1/chat/completions", slow, methods=["POST"])])) as up:
+        cfg, server = proxy(tmp_path, up, "s", budget=400, token_counter="approximate", timeout_s=0.5)
+        with server as url:
+            r = httpx.post(url + "/v1/chat/completions", timeout=30,
+                           json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == 504 and "upstream_timeout" in r.text and "timeout_s=0.5" in r.text, r.text
 
 
 def test_eviction_survives_restart_and_window_is_stable(tmp_path):

@@ -393,7 +393,7 @@ def test_columns_follow_every_append_flush_and_merge(tmp_path):
     rng = random.Random(8)
     for i in range(120):
         log.append(session=f"s{rng.randint(0, 4)}", role=rng.choice(["user", "Ann"]), text=f"apple{i} pear",
-                   time=f"2023-{1 + i % 12:02d}-0{1 + i % 9}T10:00:00" + "x" * rng.randint(0, 40))
+                   time=f"2023-{1 + i % 12:02d}-0{1 + i % 9}T10:00:00" + "." + "7" * rng.randint(1, 9))
         if i % 7 == 0:
             idx._install(wait=True)
         log.search("pear", k=3)

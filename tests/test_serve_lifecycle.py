@@ -6,6 +6,7 @@ only the interpreter is swapped for a script, via `start(..., python=SCRIPT)`.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -149,6 +150,38 @@ def test_port_taken_is_a_clear_error_and_starts_nothing(tmp_path, model):
         with pytest.raises(server.PortInUseError, match=f"port {port} .* already in use"):
             server.start(cfg, run_root=tmp_path / "runs", python=fake)
     assert not (tmp_path / "runs" / "tiny" / "server.json").exists()
+
+
+def test_another_server_answering_health_on_the_port_is_not_ready(tmp_path, model, monkeypatch):
+    """Issue #30 item 13: the port is taken between the check and the start (simulated: the check is
+    made to pass); a stranger answers /health there while this server never listens. `start` judges
+    readiness by its own process group: a PortInUseError naming the stranger, this server stopped."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    stranger = HTTPServer(("127.0.0.1", 0), Health)
+    port = stranger.server_address[1]
+    threading.Thread(target=stranger.serve_forever, daemon=True).start()
+    fake = _script(tmp_path, "fake_hangs.py", FAKE_HANGS)
+    monkeypatch.setattr(server, "port_free", lambda host, port: True)
+    root = tmp_path / "runs"
+    try:
+        with pytest.raises(server.PortInUseError, match=rf"port {port} answers /health, but from pid\(s\) "
+                                                       rf"\[{os.getpid()}\], not this server"):
+            server.start(_cfg(model, port=port), run_root=root, python=fake, timeout=30)
+    finally:
+        stranger.shutdown()
+        stranger.server_close()
+    assert not (root / "tiny" / "server.json").exists()
+    assert server.listener_pids(port) is None
 
 
 def test_server_dying_while_starting_reports_the_log_tail(tmp_path, model):

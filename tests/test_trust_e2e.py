@@ -87,6 +87,22 @@ def test_a_forged_final_line_in_history_does_not_end_the_task(log):
     assert out[-1].meta.get("final") == "the real answer" and "scroll-final" not in out[-1].text
 
 
+def test_an_ms_call_over_the_request_limit_names_the_limit(log):
+    """Issue #30 item 6: a request over the 1 MiB line limit is an MsError that names the limit (not a
+    BrokenPipeError from the host dropping the connection), and the next call still works."""
+    log.append(session="h", role="user", text="the harbour lighthouse")
+    exposures: list[str] = []
+    replies = [_code("try:\n    ms.search('harbour ' * 200_000)\nexcept Exception as e:\n"
+                     "    print('ERR', type(e).__name__, e)\nprint('NEXT', [h.seq for h in ms.search('harbour')])"),
+               _code("final('done')")]
+    with Agent(log, ScriptedLLM(replies), _cfg(), session="big",
+               on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+        res = agent.run("Anything about the harbour?")
+    assert res.answer == "done"
+    assert "ERR MsError ms.search: request of" in exposures[0] and "limit of 1,048,576 bytes" in exposures[0]
+    assert "NEXT [1]" in exposures[0], exposures[0]
+
+
 def test_a_run_sees_only_the_sessions_it_grants(log):
     a = log.append(session="alpha", role="user", text="The alpha vault code is 1111.")
     b = log.append(session="beta", role="user", text="The beta vault code is 2222.")

@@ -28,6 +28,20 @@ def _register_all() -> None:
         mod.register(app)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from scroll import __version__
+
+        typer.echo(f"scroll {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Scroll: lossless, programmatic context management for long-horizon LLM agents."""
+
+
 _register_all()
 
 

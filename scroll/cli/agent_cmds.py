@@ -16,6 +16,8 @@ from typing import Optional
 
 import typer
 
+from scroll.controls import show_controls
+
 from .common import DB_HELP, JSON_HELP, console, db_path, emit_json, fail
 
 LOOP_HELP = ("Loop config YAML (default: loop.yaml from the config dirs: $SCROLL_CONFIG_DIR, the "
@@ -95,6 +97,7 @@ def _model_backend(model_url: Optional[str], llm_cfg: Optional[str], required: b
 def _show_step(c, label: str):
     from rich.panel import Panel
     from rich.syntax import Syntax
+    from rich.text import Text
 
     def show(rec, reply, exposure):
         from scroll.agent import extract_code
@@ -105,8 +108,14 @@ def _show_step(c, label: str):
                                f"overhead {rec.overhead_s * 1000:.1f} ms · prefix reuse "
                                f"{'-' if rec.prefix_reuse is None else f'{rec.prefix_reuse:.3f}'}"))
         text = exposure if len(exposure) < 1500 else exposure[:1400] + f"\n… ({len(exposure)} chars)"
-        c.print(Panel(text, title="exposure (what the model sees next)", style="dim"), markup=False)
+        c.print(Panel(Text(text), title="exposure (what the model sees next)", style="dim"))  # plain: no markup
     return show
+
+
+def _readable(d: dict) -> str:
+    """A backend's describe() as one readable line: "backend openai · model m · url http://..."."""
+    return " · ".join(f"{k.replace('_', ' ')} {', '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                      for k, v in d.items() if v not in (None, "", [], {}) and not isinstance(v, dict))
 
 
 def _is_demo_log(path: Path) -> bool:
@@ -305,6 +314,8 @@ def register(app: typer.Typer) -> None:
         """Interactive session against a real model: each line you type is a task for the loop.
 
         Every line is logged as history (origin "history": part of the conversation the model may search later). An empty line or end of input ends the chat."""
+        from rich.text import Text
+
         from scroll.agent import Agent
         from scroll.origin import Origin
 
@@ -321,7 +332,8 @@ def register(app: typer.Typer) -> None:
         with open_log(path, as_json) as log:
             _check_scope(scope, log, as_json)
             if not as_json:
-                c.print(f"[bold]scroll chat[/] · {model.describe()} · log {path} · empty line or Ctrl-D to quit")
+                c.print(Text.assemble(("scroll chat", "bold"), f" · {_readable(model.describe())} · log {path} · "
+                                      "empty line or Ctrl-D to quit"))
             with Agent(log, model, cfg, session=session,
                        on_step=None if as_json else _show_step(c, "model")) as agent:
                 turn = 0
@@ -340,8 +352,7 @@ def register(app: typer.Typer) -> None:
                         _turn_line({"turn": turn, "session": res.session, "task": line, "answer": res.answer,
                                     "reason": res.reason, "steps": len(res.steps), "error": res.error,
                                     "evictions": res.evictions, "sessions": res.sessions})
-                    elif res.answer is not None:
-                        c.print(f"[bold]scroll>[/] {res.answer}")
-                    else:
+                    else:  # the answer is model text: shown as plain text (no markup, control characters escaped)
                         why = f"{res.reason}: {res.error}" if res.error else res.reason
-                        c.print(f"[bold]scroll>[/] (no answer: {why})", markup=False)
+                        shown = str(res.answer) if res.answer is not None else f"(no answer: {why})"
+                        c.print(Text.assemble(("scroll> ", "bold"), show_controls(shown)))

@@ -44,7 +44,10 @@ def open_log_readonly(db: Path | None, as_json: bool = False) -> Iterator[Any]:
     except (LogError, sqlite3.DatabaseError, OSError) as e:
         fail(str(e), as_json=as_json)
     with log:
-        yield log
+        try:
+            yield log
+        except sqlite3.DatabaseError as e:  # a damaged page met while reading: one line, not a traceback
+            fail(f"{path}: the database file is damaged ({e}); run `scroll verify --db {path}`", as_json=as_json)
 
 
 def emit_json(obj: Any) -> None:

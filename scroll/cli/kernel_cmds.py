@@ -35,6 +35,8 @@ def run(
     code: str = typer.Argument(..., help="Python code to run; '-' reads stdin."),
     db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
     session: str = typer.Option(..., "--session", "-s", help="Session name."),
+    sessions: Optional[str] = typer.Option(None, "--sessions", help="Other sessions `ms` may read besides "
+                                           "SESSION, comma-separated (default: SESSION only)."),
     timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Wall-time limit in seconds."),
     memory: str = typer.Option("4G", "--memory", help="Memory cap of the kernel, e.g. 512M, 4G."),
     max_output_chars: int = typer.Option(20_000, "--max-output-chars", min=100,
@@ -43,8 +45,11 @@ def run(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Run CODE in SESSION's kernel (earlier cells replayed first); log and print the result."""
+    from scroll.capability import Capability
     from scroll.kernel import Kernel, SandboxError
     from scroll.kernel.sandbox import parse_size
+
+    from .agent_cmds import _check_scope, _parse_scope
 
     if not session.strip():
         fail("--session must not be empty", as_json=as_json)
@@ -56,10 +61,14 @@ def run(
         fail(f"--memory {memory!r}: at least 64M (a Python kernel does not start in less)", as_json=as_json)
     if code == "-":
         code = sys.stdin.read()
+    scope = _parse_scope(sessions, False, as_json) or []
     with _open_log(db_path(db), as_json) as log:
+        _check_scope(scope, log, as_json)
+        readable = list(dict.fromkeys([session, *scope]))
         try:
             k = Kernel(log, session, timeout=timeout, memory_limit=mem,
-                       max_output_chars=max_output_chars, sandbox="off" if no_sandbox else True)
+                       max_output_chars=max_output_chars, sandbox="off" if no_sandbox else True,
+                       capability=Capability(log, sessions=readable, own_session=session))
         except SandboxError as e:
             fail(str(e), code=2, as_json=as_json)
         except (ValueError, RuntimeError, OSError) as e:

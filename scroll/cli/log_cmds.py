@@ -12,6 +12,8 @@ from typing import Optional
 
 import typer
 
+from scroll.controls import show_controls
+
 from .common import DB_HELP, JSON_HELP, console, db_path, emit_json, fail, open_log_readonly
 
 SEQ_MAX = 2**63 - 1  # SQLite's INTEGER range
@@ -142,6 +144,8 @@ def register(app: typer.Typer) -> None:
         created = _absent_files(path) if not path.exists() else []
         try:
             with EventLog(path) as log:
+                if not created:
+                    log.check_integrity()  # a damaged file gets no new events
                 if log.readonly:  # a v1 log (scroll migrate) or a tampered one: say why before anything else
                     raise LogError(f"cannot write: {log.readonly_reason}")
                 clash = sorted(set(parsed.sessions) & {x["session"] for x in log.sessions()})
@@ -159,8 +163,11 @@ def register(app: typer.Typer) -> None:
                                   TimeElapsedColumn(), console=console(), transient=True) as prog:
                         task = prog.add_task("importing", total=len(parsed.rows))
                         seqs = import_rows(log, parsed.rows, progress=lambda n: prog.advance(task, n))
-                        prog.update(task, description="indexing")
+                        # its own task, no total: a pulsing bar whose elapsed time keeps running (a finished
+                        # task's clock stops, and indexing a big file takes longer than importing it)
+                        indexing = prog.add_task("indexing (BM25)", total=None)
                         log.index.flush()
+                        prog.update(indexing, total=1, completed=1)
                 attached = _attach(log, attach_session, attach, file_limits)
         except BaseException as e:
             _remove(created)  # a failed import into a new path leaves nothing behind
@@ -223,14 +230,16 @@ def register(app: typer.Typer) -> None:
                 emit_json(hits)
                 return
             from rich.table import Table
+            from rich.text import Text
 
-            t = Table(title=f"{len(hits)} hits for {query!r}")
+            t = Table(title=Text(f"{len(hits)} hits for {query!r}"))
             for col in ("seq", "score", "session", "origin", "role", "time", "text"):
                 t.add_column(col, overflow="fold")
             for h in hits:
                 text = h["text"] if h["text"] is not None else f"({h.get('text_len')} bytes; scroll expand {h['seq']})"
-                t.add_row(str(h["seq"]), f"{h['score']:.3f}", h["session"], h["origin"], h["role"], h["time"],
-                          _short(text))
+                t.add_row(str(h["seq"]), f"{h['score']:.3f}",  # history text as plain text: no markup, no ANSI
+                          *(Text(show_controls(str(v))) for v in (h["session"], h["origin"], h["role"], h["time"],
+                                                                  _short(text))))
             console().print(t)
 
     @app.command()
@@ -253,10 +262,13 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 emit_json(events[0].to_dict() if hi is None else [e.to_dict() for e in events])
                 return
+            from rich.text import Text
+
             c = console()
             for e in events:
-                c.rule(f"seq {e.seq} · {e.session} · {e.role} · {e.kind} · {getattr(e, 'origin', '')} · {e.time}")
-                c.print(e.text, markup=False, highlight=False)
+                c.rule(Text(show_controls(f"seq {e.seq} · {e.session} · {e.role} · {e.kind} · "
+                                          f"{getattr(e, 'origin', '')} · {e.time}")))
+                c.print(show_controls(e.text), markup=False, highlight=False)  # ANSI / NUL as escapes
                 if e.meta:
                     c.print(f"[dim]meta {e.meta}[/]", highlight=False)
 
@@ -288,7 +300,8 @@ def register(app: typer.Typer) -> None:
         db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
-        """Check the log's hash chain (and payloads) from the first event to the head, read-only.
+        """Check the file (SQLite's integrity check: every table and index page), then the log's hash
+        chain (and payloads) from the first event to the head, read-only.
 
         Exit 0 and the head hash when every event matches; exit 1 and the first broken seq
         otherwise. Keep the head hash somewhere else: a later verify that ends in a
@@ -304,9 +317,10 @@ def register(app: typer.Typer) -> None:
             from rich.console import Console
             from rich.markup import escape
 
+            where = f"first bad seq {r['first_bad_seq']}: " if r["first_bad_seq"] is not None else ""
             Console(stderr=True, soft_wrap=True).print(
-                f"[bold red]broken:[/] first bad seq {r['first_bad_seq']}: {escape(str(r['reason']))} "
-                f"({r['events']} events checked)", highlight=False)
+                f"[bold red]broken:[/] {where}{escape(str(r['reason']))} ({r['events']} events checked)",
+                highlight=False)
         if not r["ok"]:
             raise typer.Exit(1)
 

@@ -1,7 +1,7 @@
 """`scroll mcp`: serve a Scroll log to MCP clients (Claude Code, Codex, OpenHands, ...).
 
     scroll mcp --db agent.db --session claude                      # stdio (the client spawns it)
-    scroll mcp --db agent.db --transport http --port 8766          # streamable HTTP on 127.0.0.1
+    scroll mcp --db agent.db --transport http --port 8766          # streamable HTTP on 127.0.0.1, token printed
     scroll mcp --db agent.db --transport http --host 0.0.0.0 --token-file /etc/scroll/token
     scroll mcp --db agent.db --check [--json]                      # resolved config + sandbox, then exit
 
@@ -53,7 +53,9 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8766, "--port", min=1, max=65535, help="HTTP port."),
         token_file: Optional[Path] = typer.Option(None, "--token-file",
                                                   help="File holding a bearer token (>= 16 characters) every HTTP "
-                                                       "request must send as `Authorization: Bearer TOKEN`."),
+                                                       "request must send as `Authorization: Bearer TOKEN`. HTTP "
+                                                       "always needs one, on loopback too: without this file a "
+                                                       "token is made and printed at start."),
         config: Optional[str] = typer.Option(None, "--config",
                                              help="Loop config (path or name) whose kernel limits run_python uses "
                                                   "(default: loop.yaml on the config path)."),

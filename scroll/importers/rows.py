@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..origin import Origin
+from ..records import check_time
 
 
 class BadInputError(ValueError):
@@ -52,6 +53,7 @@ def check_row(row: dict) -> dict:
         utf8(row[key], key)
     if row.get("time") is not None:
         utf8(row["time"], "time")
+        check_time(row["time"])
     try:
         json.dumps(row["meta"], ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (TypeError, ValueError, RecursionError) as e:

@@ -31,6 +31,7 @@ waits until the next cell. One caller at a time: Kernel is not thread-safe.
 """
 from __future__ import annotations
 
+import secrets
 import sys
 import time
 import weakref
@@ -44,7 +45,7 @@ from .output import OutputCollector, format_error
 from .process import KernelDied, KernelProcess
 from .replay import Cell, replayable_cells
 from .sandbox import Limits, RuntimeDir, check_sandbox, parse_size
-from .uids import allocate_uid, uid_tasks, wait_uid_empty
+from .uids import allocate_uid, uid_peak_vm, uid_tasks, wait_uid_empty
 from .service import MsSocketServer
 
 MS_CLIENT_SOURCE = (Path(__file__).parent / "ms_client.py").read_text()
@@ -60,6 +61,7 @@ MS_CLIENT_SOURCE = (Path(__file__).parent / "ms_client.py").read_text()
 START_TIMEOUT = 15.0
 # a cell that leaves the kernel uid at this share of its process cap gets a restart
 NPROC_RESTART_SHARE = 0.9
+MEMORY_LIMIT_SHARE = 0.9  # a cell that took a process's peak virtual size this close to the cap hit it
 
 # Runs in the kernel at every start (before `ms` exists): ipykernel packs messages with
 # json + utf-8, which raises on a lone surrogate ('\ud800') in printed text and drops the
@@ -131,6 +133,7 @@ class Kernel:
         if not isinstance(session, str) or not session:
             raise ValueError("session must be a non-empty string")
         self.log, self.session = log, session
+        self.run_id = secrets.token_hex(8)  # in the meta of each cell and output it logs: replay's proof
         self.max_output_chars, self.max_output_bytes = max_output_chars, max_output_bytes
         self.timeout, self.interrupt_grace = timeout, interrupt_grace
         self.max_replay_cells, self.max_replay_seconds = max_replay_cells, max_replay_seconds
@@ -311,7 +314,8 @@ class Kernel:
         sandbox_meta = "on" if self.sandboxed else "off"
         # no fsync for the cell: its output event follows at once with a full, synced commit
         code_seq = self.log.append(session=self.session, role="assistant", text=code, kind="code",
-                                   meta={"sandbox": sandbox_meta}, sync=False, origin=Origin.AGENT)
+                                   meta={"sandbox": sandbox_meta, "kernel": self.run_id}, sync=False,
+                                   origin=Origin.AGENT)
         notices = [self._notice] if self._notice else []
         self._notice = None
         if self._broken:
@@ -344,6 +348,7 @@ class Kernel:
             return True
 
         out = OutputCollector(self.max_output_chars, self.max_output_bytes, on_overflow)
+        peak_before = uid_peak_vm(self.rt.uid) if self.rt.uid is not None else 0
         error: str | None = None
         success = False
         run = None
@@ -383,20 +388,28 @@ class Kernel:
             success = not state["overflow"]
         else:
             error = format_error(run.ename, run.evalue, run.traceback)
+        limit = None  # a resource limit the cell ran into, caught or not: such a cell is never replayed
         if failure is None and run.status != "timeout" and self.rt.uid is not None:
             used = uid_tasks(self.rt.uid)
             if used >= NPROC_RESTART_SHARE * self.limits.nproc:
+                limit = "processes"
                 notices.append(self._restart(
                     f"processes left running hold {used} of the kernel's {self.limits.nproc} "
                     "processes+threads"))
+            elif peak_before < (peak := uid_peak_vm(self.rt.uid)) >= MEMORY_LIMIT_SHARE * self.limits.memory:
+                limit = "memory"  # a MemoryError the cell caught still means it ran into the cap
         exp = out.finish(self.log.payloads.put)
         if exp.overflow:
             note = f"OutputLimit: output exceeded {self.max_output_bytes} bytes; collection stopped"
             error = note + ("; cell interrupted" if not error else f"\n{error}")
+            limit = limit or "output"
+        if limit:
             success = False
         meta = {"code_seq": code_seq, "error": error, "timed_out": timed_out,
                 "truncated": exp.truncated, "handle": exp.handle, "chars": exp.full_chars,
-                "sandbox": sandbox_meta}
+                "sandbox": sandbox_meta, "kernel": self.run_id}
+        if limit:
+            meta["limit"] = limit  # replay skips it (scroll.kernel.replay)
         if notices:
             meta["notice"] = "; ".join(notices)
         if final is not None:

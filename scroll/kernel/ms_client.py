@@ -27,6 +27,7 @@ import sys as _sys
 import threading as _threading
 
 K_MAX = 1000  # the host's k limit per call (scroll.capability.MAX_K)
+MAX_REQUEST = 1 << 20  # bytes of one request line (scroll.kernel.service.MAX_REQUEST, the host's limit)
 _FIELDS = ("seq", "score", "session", "role", "kind", "origin", "time", "meta", "payload", "tokens")
 
 
@@ -188,8 +189,11 @@ class Ms:
                     if self._sock is None:
                         self._connect()
                     self._next += 1
-                    line = _json.dumps({"id": self._next, "method": method, "params": params})
-                    self._sock.sendall(line.encode() + b"\n")
+                    line = _json.dumps({"id": self._next, "method": method, "params": params}).encode()
+                    if len(line) > MAX_REQUEST:  # the host would drop the connection: say why instead
+                        raise MsError(f"ms.{method}: request of {len(line):,} bytes is over the limit of "
+                                      f"{MAX_REQUEST:,} bytes (1 MiB) per ms call; pass less at once")
+                    self._sock.sendall(line + b"\n")
                     reply = self._file.readline()
                     if not reply:
                         raise ConnectionError("service closed the connection")

@@ -1,8 +1,11 @@
 """Rebuild a kernel's resident state by replaying the session's logged successful cells.
 
-A cell is replayable when its `kind="code"` event has a matching `kind="output"` event
-(meta `code_seq`) with no error and no timeout. Replay runs the cells in seq order,
-silently: nothing is logged again and nothing they print is exposed.
+A cell is replayable only when a kernel of this session ran it: its `kind="code"` event and
+its `kind="output"` event (meta `code_seq`) both have the `agent` origin (which no import,
+no MCP `log` call and no proxy can write) and carry the same kernel run id (meta `kernel`,
+a random id per Kernel), and the output reports no error, no timeout and no resource limit
+(meta `limit`). Replay runs the cells in seq order, silently: nothing is logged again and
+nothing they print is exposed.
 
 Limits (say them to users):
   - Side effects run again: files written, payloads re-put (content-addressed, harmless),
@@ -19,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..origin import Origin
+
 @dataclass
 class Cell:
     seq: int
@@ -26,15 +31,18 @@ class Cell:
 
 
 def replayable_cells(log: Any, session: str) -> list[Cell]:
-    """The session's logged code cells whose output event reports success, in seq order."""
-    codes: dict[int, str] = {}
+    """The session's cells that its own kernel ran and that succeeded, in seq order (see above)."""
+    codes: dict[int, tuple[str, Any]] = {}
     ok: set[int] = set()
     for ev in log.events(session=session):
+        if ev.origin != Origin.AGENT:
+            continue  # history rows (imported, logged through MCP or the proxy) never become cells
+        meta = ev.meta or {}
         if ev.kind == "code":
-            codes[ev.seq] = ev.text
+            codes[ev.seq] = (ev.text, meta.get("kernel"))
         elif ev.kind == "output":
-            meta = ev.meta or {}
             cs = meta.get("code_seq")
-            if isinstance(cs, int) and not meta.get("error") and not meta.get("timed_out"):
+            if isinstance(cs, int) and cs in codes and codes[cs][1] == meta.get("kernel") and cs < ev.seq \
+                    and not meta.get("error") and not meta.get("timed_out") and not meta.get("limit"):
                 ok.add(cs)
-    return [Cell(s, codes[s]) for s in sorted(codes) if s in ok]
+    return [Cell(s, codes[s][0]) for s in sorted(codes) if s in ok]

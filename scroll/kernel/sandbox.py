@@ -17,7 +17,8 @@ SETUP, as root inside the private mount namespace, before dropping to UID:
     package dirs of scroll / distill / serve and over the log's and payload store's dirs;
     the venv and the runtime dir are bound back where they lie below a hidden dir;
   * mounts ONE size-capped tmpfs (`Limits.tmp`, default 256 MiB) and binds it on /tmp,
-    /var/tmp and /dev/shm (so the three together hold at most that much);
+    /var/tmp and /dev/shm (so the three together hold at most that much); a venv that lies
+    below one of them (a clone under /tmp) is bound back at its path, read-only;
   * sets umask 077 (files the kernel creates are 0600).
 
 transport="ipc" (TCP cannot cross the network namespace), a clean environment and a
@@ -438,12 +439,22 @@ def setup_script(rt: Path, limits: Limits, hide: list[Path], keep: list[Path],
         lines.append(f"mount -o remount,ro {q(str(h))}")
     for h in inner:
         lines.append(f"mount -t tmpfs -o ro,size=4k,mode=0755,nosuid,nodev scroll-hidden {q(str(h))}")
+    # a venv (or python) that lies under /tmp, /var/tmp or /dev/shm (a clone under /tmp): held aside
+    # before the private scratch tmpfs covers it, then bound back at its own path, read-only
+    below = [Path(os.path.realpath(k)) for k in keep
+             if any(_inside(Path(os.path.realpath(k)), Path(m)) for m in SCRATCH_MOUNTS)]
+    below = [k for k in dict.fromkeys(below) if not any(_inside(k, o) and k != o for o in below)]
+    for i, k in enumerate(below):
+        lines += [f"mkdir -p {q(str(ns / f's{i}'))}", f"mount --bind {q(str(k))} {q(str(ns / f's{i}'))}"]
     t = ns / "t"
     lines += [f"mkdir -p {q(str(t))}",
               f"mount -t tmpfs -o size={limits.tmp},mode=0700,nosuid,nodev scroll-tmp {q(str(t))}"]
     for i, m in enumerate(SCRATCH_MOUNTS):
         lines += [f"mkdir -m 1777 {q(str(t / str(i)))}",
                   f"if [ -d {m} ]; then mount --bind {q(str(t / str(i)))} {m}; fi"]
+    for i, k in enumerate(below):
+        lines += [f"mkdir -p -m 0755 {q(str(k))}", f"mount --move {q(str(ns / f's{i}'))} {q(str(k))}",
+                  f"mount -o remount,bind,ro {q(str(k))}"]
     lines += [f"umount -l {q(str(t))}", "umask 077", 'exec "$@"']
     return "\n".join(lines)
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 MAX_REQUEST = 1 << 20
+TOO_LARGE = f"request too large: the limit is {MAX_REQUEST:,} bytes (1 MiB) per request line"
 MAX_CONNS = 16
 SEND_TIMEOUT = 10.0
 
@@ -122,13 +123,13 @@ class MsSocketServer:
             line = bytes(c.buf[:i])
             del c.buf[: i + 1]
             if len(line) > MAX_REQUEST:
-                self._reply(c, {"id": None, "ok": False, "error": "request too large"})
+                self._reply(c, {"id": None, "ok": False, "error": TOO_LARGE})
                 return self._drop(c)
             self._answer(c, line)
             if c.sock.fileno() not in self.conns:
                 return
         if len(c.buf) > MAX_REQUEST:
-            self._reply(c, {"id": None, "ok": False, "error": "request too large"})
+            self._reply(c, {"id": None, "ok": False, "error": TOO_LARGE})
             self._drop(c)
 
     def _answer(self, c: _Conn, line: bytes) -> None:

@@ -48,6 +48,21 @@ def uid_tasks(uid: int) -> int:
     return n
 
 
+def uid_peak_vm(uid: int) -> int:
+    """The largest peak virtual size (VmPeak, bytes) of `uid`'s processes: what RLIMIT_DATA bounds."""
+    peak = 0
+    for pid in uid_pids(uid):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmPeak:"):
+                        peak = max(peak, int(line.split()[1]) * 1024)
+                        break
+        except (OSError, ValueError, IndexError):
+            continue
+    return peak
+
+
 def ns_init_pid(uid: int) -> int | None:
     """Host pid of the process of `uid` that is pid 1 of its own pid namespace (the kernel)."""
     for pid in uid_pids(uid):

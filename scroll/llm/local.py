@@ -49,9 +49,12 @@ def _import_transformers():
 def _check_folder(path: str | os.PathLike, what: str) -> Path:
     p = Path(path)
     if not p.is_dir():
+        from scroll.env import models_dir
+
         raise ValueError(f"{what} {str(path)!r} is not a local folder (the {what} must be a "
-                         f"model folder on disk; nothing is downloaded). Build one offline with "
-                         f"`scroll models tiny DIR` or `scroll models smollm2 DIR`.")
+                         f"model folder on disk; nothing is downloaded). A relative name is looked up "
+                         f"under SCROLL_MODELS_DIR (else /models, else ./var/models; now {models_dir()}). "
+                         f"Build one offline with `scroll models tiny DIR` or `scroll models smollm2 DIR`.")
     return p
 
 
@@ -98,8 +101,10 @@ class TransformersLLM:
             self.device = cfg.device
         dtype = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
                  "float16": torch.float16}[cfg.dtype]
-        if dtype == "auto" and self.device == "cpu":
-            dtype = torch.float32           # bf16 on CPU is slow and lossy for generation
+        if dtype == "auto" and self.device == "cpu":  # the rule `scroll serve` uses: bf16 only with AMX-BF16
+            from scroll.provenance import cpu_auto_dtype
+
+            dtype = getattr(torch, cpu_auto_dtype())
         t0 = time.perf_counter()
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(

@@ -56,7 +56,9 @@ def build_server(svc: McpService) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-    server = MCPServer("scroll", instructions=INSTRUCTIONS, log_level="WARNING")
+    from scroll import __version__
+
+    server = MCPServer("scroll", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def call(fn, *args, error: type[Exception] = ToolError, **kw) -> Any:
         """fn(...), its refusals as the SDK's error (the client sees the message)."""
@@ -160,14 +162,21 @@ def serve_stdio(server: Any) -> None:
 
 def serve_http(server: Any, host: str = "127.0.0.1", port: int = 8766, token: str | None = None,
                path: str = "/mcp") -> None:
-    """Streamable HTTP at http://host:port/path until interrupted."""
+    """Streamable HTTP at http://host:port/path until interrupted. Every request needs the bearer token,
+    on loopback too (the server runs code and reads every session for whoever reaches it, and any local
+    user can reach a loopback port): without `token`, one is made and printed once at start."""
+    import secrets
+
     import uvicorn
 
     check_bind(host, token)
-    app = server.streamable_http_app(host=host, streamable_http_path=path)
-    if token:
-        app = BearerToken(app, token)
+    made = token is None
+    token = token or secrets.token_urlsafe(24)
+    app = BearerToken(server.streamable_http_app(host=host, streamable_http_path=path), token)
     shown = f"[{host}]" if ":" in host else host
-    print(f"scroll mcp: streamable HTTP on http://{shown}:{port}{path}"
-          + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
+    print(f"scroll mcp: streamable HTTP on http://{shown}:{port}{path} (bearer token required)", file=sys.stderr,
+          flush=True)
+    if made:
+        print(f"scroll mcp: token (no --token-file given, made for this run): {token}\n"
+              f"scroll mcp: clients send `Authorization: Bearer {token}`", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

@@ -98,6 +98,8 @@ def create_app(cfg: ProxyConfig, *, token: str | None = None, allowed_hosts: tup
             return json.loads(raw)
         except ValueError as e:
             raise ProxyRequestError(f"the request body is not JSON: {e}") from None
+        except RecursionError:
+            raise ProxyRequestError("the request body is nested too deeply to read") from None
 
     async def chat(request: Request) -> Response:
         try:
@@ -110,6 +112,9 @@ def create_app(cfg: ProxyConfig, *, token: str | None = None, allowed_hosts: tup
             if prep.stream:
                 return await _stream(prep, headers)
             resp = await client.post("/chat/completions", json=prep.body)
+        except httpx.TimeoutException as e:
+            return error(f"upstream {cfg.upstream} did not answer in time ({type(e).__name__}; the proxy waits "
+                         f"timeout_s={cfg.timeout_s:g} s, proxy config `timeout_s`)", 504, "upstream_timeout")
         except httpx.HTTPError as e:
             return error(f"upstream {cfg.upstream} failed: {type(e).__name__}: {e}", 502, "upstream_error")
         try:

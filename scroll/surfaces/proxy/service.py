@@ -21,6 +21,22 @@ from .conversation import Conversation, ConversationStore, ProxyRequestError, co
 from .view import TokenCounter, ViewPlan, build_view, check_fits
 
 
+# The chat-completions fields the proxy forwards: OpenAI's, and vLLM's sampling / structured-output extras.
+# Any other field is dropped (and named in X-Scroll-Dropped-Fields): a body field must not be able to point
+# the upstream somewhere else ("base_url", "api_base", "extra_headers", ...) or reach it unchecked.
+FORWARDED = frozenset((
+    "model", "messages", "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "max_tokens",
+    "max_completion_tokens", "n", "presence_penalty", "response_format", "seed", "stop", "stream", "stream_options",
+    "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls", "user", "reasoning_effort", "modalities",
+    "prediction", "store", "metadata", "service_tier", "verbosity", "audio", "functions", "function_call",
+    # vLLM extras
+    "top_k", "min_p", "repetition_penalty", "length_penalty", "min_tokens", "ignore_eos", "stop_token_ids",
+    "skip_special_tokens", "spaces_between_special_tokens", "include_stop_str_in_output", "structured_outputs",
+    "guided_json", "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend",
+    "guided_whitespace_pattern", "chat_template_kwargs", "add_generation_prompt", "continue_final_message",
+    "echo", "prompt_logprobs", "truncate_prompt_tokens", "priority", "request_id"))
+
+
 @dataclass
 class Prepared:
     conv: Conversation
@@ -30,6 +46,7 @@ class Prepared:
     reply_turn: int       # the position the upstream's reply takes in the conversation
     stream: bool
     include_usage: bool   # the client asked for the usage chunk when streaming
+    dropped: tuple = ()   # body fields not forwarded (not in FORWARDED)
 
     def headers(self, counter: str) -> dict[str, str]:
         p = self.plan
@@ -45,6 +62,7 @@ class Prepared:
             "X-Scroll-Headlines": str(p.index_entries),
             "X-Scroll-Logged-Events": str(len(self.logged)),
             "X-Scroll-Token-Counter": counter,
+            **({"X-Scroll-Dropped-Fields": ",".join(self.dropped)[:500]} if self.dropped else {}),
         }
 
 
@@ -103,12 +121,13 @@ class ProxyService:
                               evict=lambda a, b: self.store.evict(conv, turns, a, b), search=self._search(conv))
             conv.requests += 1
         stream = bool(body.get("stream"))
-        out = {**body, "messages": plan.messages}
+        dropped = tuple(sorted(str(k) for k in body if k not in FORWARDED))
+        out = {**{k: v for k, v in body.items() if k in FORWARDED}, "messages": plan.messages}
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         if stream:
             out["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
         return Prepared(conv=conv, body=out, plan=plan, logged=logged, reply_turn=len(turns), stream=stream,
-                        include_usage=include_usage)
+                        include_usage=include_usage, dropped=dropped)
 
     def finish(self, prep: Prepared, message: dict | None, usage: dict | None, model: str | None = None) -> int | None:
         """The upstream answered: record its usage, log its reply (seq, or None when not logged)."""

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import jinja2
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -29,6 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from scroll.capability import Capability, CapabilityError
+from scroll.controls import show_controls
 from scroll.events import EventLog
 
 from . import results as res
@@ -83,9 +85,19 @@ def _int_arg(request: Request, name: str, default: int | None = None) -> int | N
         raise CapabilityError(f"{name} must be an integer, got {v[:40]!r}") from None
 
 
+def _shown(v: Any) -> Any:
+    """A page's value with its control characters as escapes (already-safe markup stays markup)."""
+    if isinstance(v, Markup):
+        return Markup(show_controls(str(v)))
+    return show_controls(v) if isinstance(v, str) else v
+
+
 def _env() -> jinja2.Environment:
+    # finalize: every {{ value }} a page shows has its control characters written as escapes (NUL, ANSI);
+    # the log keeps them verbatim (scroll.controls)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
-                             undefined=jinja2.ChainableUndefined, trim_blocks=True, lstrip_blocks=True)
+                             undefined=jinja2.ChainableUndefined, trim_blocks=True, lstrip_blocks=True,
+                             finalize=_shown)
     env.filters["q"] = lambda v: quote(str(v), safe="")
     env.filters["qpath"] = lambda v: quote(str(v), safe="/")
     env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, default=str)
