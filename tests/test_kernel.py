@@ -298,6 +298,42 @@ def test_cli_run_reads_the_sessions_it_is_given(log):
     assert bad.exit_code == 1 and "no session 'nope'" in bad.output
 
 
+def test_an_exported_notebook_replays_under_the_runs_sandbox_and_scope(log, tmp_path):
+    """Issue #30 item 15: `scroll kernel export` records the run's session scope; `scroll kernel replay`
+    runs the cells in a sandboxed kernel with that scope over a snapshot (the log is not written) and
+    every cell prints what it printed in the run: the same hits (not the other session's), the same
+    refused network."""
+    from typer.testing import CliRunner
+
+    from scroll.agent import Agent
+    from scroll.cli import app
+    from scroll.config import LoopConfig
+    from scroll.llm.scripted import ScriptedLLM
+
+    log.append(session="h1", role="user", text="the zeppelin lands at noon")
+    log.append(session="h2", role="user", text="a zeppelin museum opened")
+    cells = ["print([h.seq for h in ms.search('zeppelin', k=10)])",
+             "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=2)\n    print('net open')\n"
+             "except OSError as e:\n    print('net', type(e).__name__)",
+             "final('done')"]
+    cfg = LoopConfig(max_steps=4, cell_timeout=20, soft_budget=3000, hard_budget=4000)
+    with Agent(log, ScriptedLLM([f"```python\n{c}\n```" for c in cells]), cfg, session="run1") as agent:
+        assert agent.run("find the zeppelin", sessions=["h1"]).answer == "done"
+    nb = tmp_path / "run1.ipynb"
+    db = str(log.path)
+    assert CliRunner().invoke(app, ["kernel", "export", str(nb), "--db", db, "-s", "run1"]).exit_code == 0
+    import nbformat
+
+    meta = nbformat.read(str(nb), as_version=4).metadata["scroll"]
+    assert meta["sessions"] == ["h1", "run1"]
+    n = log.max_seq()
+    r = CliRunner().invoke(app, ["kernel", "replay", str(nb), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["cells"] == 3 and out["same"] == 3 and out["differ"] == [], out
+    assert log.max_seq() == n                                # the log itself was not written
+
+
 def test_kernels_of_a_dead_host_are_swept(log, tmp_path):
     import subprocess
     import sys

@@ -103,6 +103,24 @@ def test_an_ms_call_over_the_request_limit_names_the_limit(log):
     assert "NEXT [1]" in exposures[0], exposures[0]
 
 
+def test_a_background_thread_ends_with_its_cell(log):
+    """Issue #30 item 5: a thread started by one cell that outlives it writes nothing into a later
+    cell's exposure and cannot call final for a later step (its ms calls are refused)."""
+    exposures: list[str] = []
+    replies = [_code("import threading, time\nerrs = []\ndef bg():\n    time.sleep(0.5)\n    for i in range(5):\n"
+                     "        print('LEAK', i, flush=True)\n        time.sleep(0.1)\n    try:\n"
+                     "        final('from the thread')\n    except Exception as e:\n        errs.append(type(e).__name__)\n"
+                     "threading.Thread(target=bg, daemon=True).start()\nprint('started')"),
+               _code("import time\ntime.sleep(2)\nprint('second step', errs)"),
+               _code("final('from step three')")]
+    with Agent(log, ScriptedLLM(replies), _cfg(), session="thr",
+               on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+        res = agent.run("Start a thread.")
+    assert res.answer == "from step three" and len(res.steps) == 3, (res.answer, exposures)
+    assert "started" in exposures[0] and not any("LEAK" in e for e in exposures[1:]), exposures
+    assert "second step ['MsError']" in exposures[1], exposures[1]
+
+
 def test_a_run_sees_only_the_sessions_it_grants(log):
     a = log.append(session="alpha", role="user", text="The alpha vault code is 1111.")
     b = log.append(session="beta", role="user", text="The beta vault code is 2222.")

@@ -114,5 +114,39 @@ def export(
                    + (f", {len(info['skipped'])} not runnable (seq {info['skipped']})" if info["skipped"] else ""))
 
 
+@kernel_app.command("replay")
+def replay(
+    notebook: Path = typer.Argument(..., help="A notebook written by `scroll kernel export`."),
+    db: Optional[Path] = typer.Option(None, "--db", help="The log (default: the one the notebook names)."),
+    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Wall-time limit per cell in seconds."),
+    memory: str = typer.Option("4G", "--memory", help="Memory cap of the kernel, e.g. 512M, 4G."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Replay an exported notebook faithfully: its cells in a fresh SANDBOXED kernel whose `ms` has the
+    run's session scope, over a snapshot of the log (the log is not written); each printout compared
+    with the logged one. Exit 0 when every cell printed the same, 1 otherwise."""
+    from scroll.kernel import SandboxError
+    from scroll.kernel.notebook import replay_notebook
+
+    if not notebook.is_file():
+        fail(f"{notebook}: no such notebook", as_json=as_json)
+    try:
+        r = replay_notebook(notebook, db, timeout=timeout, memory_limit=memory)
+    except SandboxError as e:
+        fail(str(e), code=2, as_json=as_json)
+    except (ValueError, OSError, KeyError, RuntimeError) as e:
+        fail(f"{notebook}: {e}", as_json=as_json)
+    if as_json:
+        emit_json(r)
+    else:
+        scope = "the whole log" if r["sessions"] is None else ", ".join(r["sessions"])
+        typer.echo(f"replayed {r['cells']} cells sandboxed over {r['db']} (sessions: {scope}): "
+                   f"{r['same']} printed the same, {len(r['differ'])} differ")
+        for d in r["differ"]:
+            typer.echo(f"  seq {d['seq']}: logged {d['logged'][:80]!r} ({d['logged_error']}), "
+                       f"replayed {d['replayed'][:80]!r} ({d['error']})")
+    raise typer.Exit(1 if r["differ"] else 0)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(kernel_app, name="kernel")

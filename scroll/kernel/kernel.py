@@ -26,8 +26,13 @@ Restarts (C loop, death, output limit, process cap held by leftovers) replay at 
 `max_replay_seconds`; the notice says what was and was not replayed.
 
 `ms` calls are answered while a cell runs (the service is pumped by execute's wait loop,
-on the caller's thread); a background thread in the kernel that calls `ms` between cells
-waits until the next cell. One caller at a time: Kernel is not thread-safe.
+on the caller's thread). A background thread ends with the cell that started it, as far as
+the host can tell (scroll_ms.fence_threads): once a later cell runs, its prints reach no
+exposure and its `ms` calls are refused. One caller at a time: Kernel is not thread-safe.
+
+The work dir (the kernel's HOME) is a tmpfs of `work_size` bytes mounted on the host
+(ms.attach reads it there); a cell that fills it, the memory cap or the process cap is
+logged with meta `limit` and never replayed.
 """
 from __future__ import annotations
 
@@ -127,7 +132,7 @@ class Kernel:
                  nproc: int = 256, headlines: Callable[[], list] | None = None,
                  interrupt_grace: float = 1.0, runtime_base: str | None = None,
                  replay_on_open: bool = True, prelude: str | None = None,
-                 capability: Capability | None = None, tmp_size: str | int = "256M",
+                 capability: Capability | None = None, tmp_size: str | int = "256M", work_size: str | int = "1G",
                  max_replay_cells: int = 200, max_replay_seconds: float = 60.0,
                  start_timeout: float = START_TIMEOUT, stateless: bool = False):
         if not isinstance(session, str) or not session:
@@ -147,7 +152,8 @@ class Kernel:
             check_sandbox(self.python)
         else:
             _warn_unsandboxed()
-        self.limits = Limits(memory=parse_size(memory_limit), nproc=nproc, tmp=parse_size(tmp_size))
+        self.limits = Limits(memory=parse_size(memory_limit), nproc=nproc, tmp=parse_size(tmp_size),
+                             work=parse_size(work_size))
         self._closed = False
         self._broken: str | None = None  # why the last restart failed; retried on next execute
         self._notice: str | None = None
@@ -157,7 +163,7 @@ class Kernel:
         self._cells = replayable_cells(log, session) if replay_on_open and not stateless else []
         uid = allocate_uid() if self.sandboxed else None
         kw = {"base": Path(runtime_base)} if runtime_base else {}
-        self.rt = RuntimeDir.create(uid, **kw)
+        self.rt = RuntimeDir.create(uid, work_size=self.limits.work, **kw)
         if capability is None:  # a bare kernel sees only its own session
             capability = Capability(log, sessions=[session], own_session=session, headlines=headlines)
         self.capability = capability
@@ -185,6 +191,7 @@ class Kernel:
                 f"    exec(compile({MS_CLIENT_SOURCE!r}, 'scroll_ms', 'exec'), m.__dict__)\n"
                 f"    sys.modules['scroll_ms'] = m\n"
                 f"    m.chunk_streams()\n"
+                f"    m.fence_threads()\n"
                 f"    return m.Ms({str(self.rt.ms_socket)!r})\n"
                 f"ms = _scroll_boot()\n"
                 f"del _scroll_boot\n")
@@ -313,9 +320,11 @@ class Kernel:
         timeout = self.timeout if timeout is None else timeout
         sandbox_meta = "on" if self.sandboxed else "off"
         # no fsync for the cell: its output event follows at once with a full, synced commit
+        scope = self.capability.sessions_scope  # what `ms` may read: a notebook export replays with it
         code_seq = self.log.append(session=self.session, role="assistant", text=code, kind="code",
-                                   meta={"sandbox": sandbox_meta, "kernel": self.run_id}, sync=False,
-                                   origin=Origin.AGENT)
+                                   meta={"sandbox": sandbox_meta, "kernel": self.run_id,
+                                         "sessions": None if scope is None else sorted(scope)},
+                                   sync=False, origin=Origin.AGENT)
         notices = [self._notice] if self._notice else []
         self._notice = None
         if self._broken:
@@ -349,6 +358,7 @@ class Kernel:
 
         out = OutputCollector(self.max_output_chars, self.max_output_bytes, on_overflow)
         peak_before = uid_peak_vm(self.rt.uid) if self.rt.uid is not None else 0
+        work_before = self.rt.work_used() if self.rt.uid is not None else 0
         error: str | None = None
         success = False
         run = None
@@ -398,6 +408,8 @@ class Kernel:
                     "processes+threads"))
             elif peak_before < (peak := uid_peak_vm(self.rt.uid)) >= MEMORY_LIMIT_SHARE * self.limits.memory:
                 limit = "memory"  # a MemoryError the cell caught still means it ran into the cap
+            elif work_before < (used := self.rt.work_used()) >= MEMORY_LIMIT_SHARE * self.limits.work:
+                limit = "workdir"  # it filled the work dir (ENOSPC caught or not): never written again by replay
         exp = out.finish(self.log.payloads.put)
         if exp.overflow:
             note = f"OutputLimit: output exceeded {self.max_output_bytes} bytes; collection stopped"

@@ -183,6 +183,9 @@ class Ms:
         self._sock, self._file = s, s.makefile("rb")
 
     def _call(self, method, **params):
+        if _stale_thread():
+            raise MsError(f"ms.{method}: refused for a background thread started in an earlier cell (its cell "
+                          "has ended; threads may use ms only during the cell that started them)")
         with self._lock:
             for attempt in (0, 1):
                 try:
@@ -349,6 +352,34 @@ class Ms:
         return "<ms: search expand payload attach recent sessions headlines final llm_map agent_map jobs>"
 
 
+_CELL = [0]  # the user cell now running, counted by IPython's pre_run_cell (see fence_threads)
+
+
+def _stale_thread():
+    """True in a thread that a cell started and that outlived that cell."""
+    t = _threading.current_thread()
+    return t is not _threading.main_thread() and getattr(t, "_scroll_cell", _CELL[0]) != _CELL[0]
+
+
+def fence_threads():
+    """Background threads end with their cell, as far as the host can tell: every thread is stamped
+    with the cell that started it; once a later cell runs, its writes to stdout/stderr are dropped
+    (they would show in that later cell's exposure) and its `ms` calls refused (`ms.final` for a later
+    step). Kernel-side, like all of this file: careless code is fenced; hostile code that patches it
+    gains nothing it could not do in its own cell."""
+    start = _threading.Thread.start
+
+    def stamped(self, *a, **k):
+        self._scroll_cell = _CELL[0]
+        return start(self, *a, **k)
+
+    _threading.Thread.start = stamped
+    try:
+        get_ipython().events.register("pre_run_cell", lambda *a: _CELL.__setitem__(0, _CELL[0] + 1))  # noqa: F821
+    except NameError:  # not in IPython
+        pass
+
+
 def chunk_streams(limit=1 << 20):
     """Send stdout/stderr in messages of at most `limit` chars (the host refuses huge ones).
 
@@ -369,8 +400,16 @@ def chunk_streams(limit=1 << 20):
                     for i in range(0, len(data), limit):
                         yield parent, data[i:i + limit]
 
+        attrs = {"_flush_buffers": _flush_buffers}
+        parent = getattr(base, "parent_header", None)
+        if isinstance(parent, property):
+            # a thread of an earlier cell (fence_threads) writes under a parent no cell has: the host
+            # takes only the running cell's messages, so it never reaches a later cell's exposure
+            # (IPython wraps `write` itself per instance; the parent is looked up at every write)
+            attrs["parent_header"] = property(
+                lambda self, _get=parent.fget: {"msg_id": "scroll-ended-cell"} if _stale_thread() else _get(self),
+                parent.fset, parent.fdel)
         try:
-            stream.__class__ = type("Chunked" + base.__name__, (base,),
-                                    {"_flush_buffers": _flush_buffers})
+            stream.__class__ = type("Chunked" + base.__name__, (base,), attrs)
         except TypeError:
             pass

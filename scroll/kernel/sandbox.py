@@ -90,14 +90,22 @@ Covered:
  15. Leftovers: restarts work after C loops, memory bombs and fork bombs (fresh pid
      namespace each start, zombies reaped, the uid checked empty).
 
+ 16. A minimal root: the kernel is chrooted into a tree built for it (minimal_root): the
+     system runtime read-only (/usr and the /bin, /sbin, /lib* links), /dev/{null,zero,full,
+     random,urandom}, its own /proc, an /etc of two copied files (ld.so.cache, localtime),
+     its private /tmp, /var/tmp and /dev/shm, its venv read-only and its runtime dir. No
+     other host path exists for it: /home, /root, /opt, /srv, /var, /etc, /sys, the
+     checkout, the log's dir, other services' unix sockets.
+ 17. The work dir (HOME) is a tmpfs capped at `Limits.work` (1 GiB), mounted on the host so
+     ms.attach reads it; a cell that fills it (or the memory or process cap) is logged with
+     meta `limit` and never replayed.
+
 Not covered (know these):
-  - Reads: any other world-readable file on the machine is readable (e.g. a 0644 file in
-    /etc or /home). Secrets belong in 0600 files.
-  - Disk: the kernel may fill its work dir (RLIMIT_FSIZE caps single files only).
+  - Reads: everything under /usr (world-readable system files and installed programs) and
+    the venv (the packages installed there) is readable. Secrets belong elsewhere.
   - CPU: no CPU share limit beyond the wall-time limit per cell; background threads that
-    outlive a cell keep running until the next restart.
-  - Filesystem unix sockets of other services are reachable if their permissions allow it
-    (the network namespace only hides network and abstract sockets).
+    outlive a cell keep running until the next restart (their prints and `ms` calls are
+    fenced off kernel-side, scroll_ms.fence_threads).
   - Kernel exploits, side channels. This is process isolation, not a VM.
   - With several kernels, each has its own caps; the machine total is their sum.
   - Model code can read every session the capability grants through `ms`: by design.
@@ -126,7 +134,7 @@ from .errors import SandboxError
 from .uids import UID_BASE, kill_uid
 
 RUNTIME_BASE = Path("/run/scroll-kernels")
-TOOLS = ("unshare", "prlimit", "setpriv", "mount", "umount")
+TOOLS = ("unshare", "prlimit", "setpriv", "mount", "umount", "chroot", "env")
 HIDDEN_PACKAGES = ("scroll", "distill", "serve")  # the kernel's Python must not import these
 SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/dev/shm")
 # never hidden, even when a log lies directly in one of them
@@ -267,7 +275,15 @@ def sweep_stale(base: Path) -> None:
         except OSError:
             pass
         MemoryCgroup.remove_named(d.name)
+        _unmount_work(d)
         shutil.rmtree(d, ignore_errors=True)
+
+
+def _unmount_work(rt_path: Path) -> None:
+    """Detach a runtime dir's work tmpfs (if it has one) so that removing the dir frees it."""
+    work = rt_path / "work"
+    if os.path.ismount(work):
+        subprocess.run(["umount", "-l", str(work)], capture_output=True)
 
 
 @dataclass
@@ -279,7 +295,9 @@ class RuntimeDir:
     key: str = field(default_factory=lambda: secrets.token_hex(32))
 
     @classmethod
-    def create(cls, uid: int | None, base: Path = RUNTIME_BASE) -> "RuntimeDir":
+    def create(cls, uid: int | None, base: Path = RUNTIME_BASE, work_size: int | None = None) -> "RuntimeDir":
+        """`work_size`: with a sandbox (uid given), the work dir is a tmpfs of that many bytes, mounted
+        on the host so that ms.attach reads it and a cell cannot fill the host's disk."""
         base = _base_dir(Path(base))
         sweep_stale(base)
         path = base / secrets.token_hex(6)
@@ -287,6 +305,9 @@ class RuntimeDir:
         (path / "host.pid").write_text(str(os.getpid()))
         rt = cls(path, uid)
         (path / "work").mkdir(mode=0o700)
+        if uid is not None and work_size:
+            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={int(work_size)},mode=0700,uid={uid},gid={uid},"
+                            "nosuid,nodev", "scroll-work", str(path / "work")], check=True, capture_output=True)
         rt.give(path / "work")
         (path / "ns").mkdir(mode=0o700)  # root-only: mount setup scratch
         rt.reset_ipc()
@@ -361,7 +382,13 @@ class RuntimeDir:
                 "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
                 "MKL_NUM_THREADS": threads}
 
+    def work_used(self) -> int:
+        """Bytes in use on the work dir's file system (its tmpfs when capped)."""
+        st = os.statvfs(self.work)
+        return (st.f_blocks - st.f_bfree) * st.f_frsize
+
     def remove(self) -> None:
+        _unmount_work(self.path)
         shutil.rmtree(self.path, ignore_errors=True)
 
 
@@ -371,6 +398,7 @@ class Limits:
     nproc: int = 256
     fsize: int = 1 << 30
     tmp: int = 256 << 20  # /tmp + /var/tmp + /dev/shm together (one private tmpfs)
+    work: int = 1 << 30   # the work dir (HOME): a tmpfs of this size, on the host (ms.attach reads it)
 
 
 def _venv_root(python: str) -> Path:
@@ -455,8 +483,53 @@ def setup_script(rt: Path, limits: Limits, hide: list[Path], keep: list[Path],
     for i, k in enumerate(below):
         lines += [f"mkdir -p -m 0755 {q(str(k))}", f"mount --move {q(str(ns / f's{i}'))} {q(str(k))}",
                   f"mount -o remount,bind,ro {q(str(k))}"]
-    lines += [f"umount -l {q(str(t))}", "umask 077", 'exec "$@"']
+    lines += [f"umount -l {q(str(t))}"] + minimal_root(rt, keep) + \
+        ["umask 077", f"exec {q(shutil.which('chroot') or '/usr/sbin/chroot')} {q(str(ns / 'root'))} "
+                      f"env -C {q(str(rt / 'work'))} \"$@\""]
     return "\n".join(lines)
+
+
+ROOT_RO = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # the system's runtime
+ROOT_DEV = ("null", "zero", "full", "random", "urandom")
+ROOT_ETC = ("ld.so.cache", "localtime")                                    # copied, not bound
+
+
+def minimal_root(rt: Path, keep: list[Path]) -> list[str]:
+    """Shell lines that build the kernel's whole file system at <rt>/ns/root, entered by chroot: the
+    system runtime read-only (ROOT_RO), a few /dev nodes, a fresh /proc, an /etc of copies, the private
+    /tmp, /var/tmp and /dev/shm, the venv and Python prefix read-only, and its runtime dir. Nothing else
+    of the host (no /home, /root, /var, /opt, /etc beyond ROOT_ETC, /sys, the checkout) exists there."""
+    q = shlex.quote
+    r = rt / "ns" / "root"
+    lines = [f"mkdir -p {q(str(r))}", f"mount -t tmpfs -o size=4m,mode=0755,nosuid,nodev scroll-root {q(str(r))}"]
+
+    def bind(src: str, ro: bool = True, rec: bool = True) -> None:
+        dst = q(str(r) + src)
+        lines.extend([f"if [ -L {q(src)} ]; then mkdir -p $(dirname {dst}); ln -s \"$(readlink {q(src)})\" {dst}; "
+                      f"elif [ -d {q(src)} ]; then mkdir -p {dst}; mount {'--rbind' if rec else '--bind'} {q(src)} "
+                      f"{dst}{f'; mount -o remount,bind,ro {dst}' if ro else ''}; fi"])
+
+    for d in ROOT_RO:
+        bind(d)
+    for m in SCRATCH_MOUNTS:  # the private tmpfs, already on these paths here (with a venv bound back below)
+        lines += [f"if [ -d {m} ]; then mkdir -p {q(str(r) + m)}; mount --rbind {m} {q(str(r) + m)}; fi"]
+    extra = sorted({Path(os.path.realpath(k)) for k in keep if not any(
+        _inside(Path(os.path.realpath(k)), Path(s)) for s in (*ROOT_RO, *SCRATCH_MOUNTS))}
+                   - {Path(os.path.realpath(rt))})
+    for k in extra:  # the venv (and a Python prefix outside /usr): read-only
+        if k.is_dir():
+            bind(str(k))
+    bind(str(rt), ro=False, rec=False)  # conn file, ipc sockets; then the work dir (its own tmpfs)
+    lines += [f"mount --bind {q(str(rt / 'work'))} {q(str(r) + str(rt / 'work'))}",
+              f"mkdir -p {q(str(r / 'dev'))} {q(str(r / 'proc'))} {q(str(r / 'etc'))}"]
+    for n in ROOT_DEV:
+        lines += [f"touch {q(str(r / 'dev' / n))}", f"mount --bind /dev/{n} {q(str(r / 'dev' / n))}"]
+    lines += [f"ln -s /proc/self/fd {q(str(r / 'dev' / 'fd'))}",
+              f"mount -t proc -o nosuid,nodev,noexec proc {q(str(r / 'proc'))}"]
+    for f in ROOT_ETC:
+        lines += [f"if [ -e /etc/{f} ]; then cp -L /etc/{f} {q(str(r / 'etc' / f))}; fi"]
+    lines += [f"mount -o remount,ro {q(str(r))}"]
+    return lines
 
 
 def kernel_command(python: str, conn_file: Path, uid: int | None, limits: Limits, *,
