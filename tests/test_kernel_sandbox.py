@@ -470,20 +470,25 @@ def test_a_venv_under_tmp_is_bound_back_read_only(log):
 
 
 def test_replay_never_repeats_a_caught_resource_bomb(log):
-    """Issue #30 item 2: a fork bomb and a memory bomb that catch their own errors are logged with the
-    limit they hit and never replayed; after os._exit(3) the kernel restarts with the session's
-    variables within the cell timeout + 2 s."""
+    """Issue #30 item 2: a fork bomb, a memory bomb and a work-dir fill that catch their own errors are
+    logged with the limit they hit and never replayed; after os._exit(3) the kernel restarts with the
+    session's variables within the cell timeout + 2 s."""
     fork = ("import os, time\nkids = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
             "            time.sleep(600)\n            os._exit(0)\n        kids += 1\n"
             "except OSError as e:\n    print('caught', type(e).__name__)")
     mem = ("try:\n    hog = []\n    while True:\n        hog.append(bytearray(16 << 20))\n"
            "except MemoryError:\n    hog = None\n    print('caught MemoryError')")
-    with Kernel(log, "rb", timeout=10, memory_limit="1G", nproc=64) as kb:
+    fill = ("try:\n    with open('fill', 'wb') as f:\n        while True:\n            f.write(b'x' * (1 << 20))\n"
+            "except OSError as e:\n    print('caught', e.errno)")
+    with Kernel(log, "rb", timeout=10, memory_limit="1G", nproc=64, work_size="64M") as kb:
         assert kb.execute("x = 41").error is None
         r = kb.execute(fork)
         assert "caught" in r.stdout and "processes left running" in (r.notice or ""), (r.stdout, r.notice)
         r = kb.execute(mem)
         assert "caught MemoryError" in r.stdout and r.error is None, (r.stdout, r.error)
+        r = kb.execute(fill)
+        assert r.stdout.startswith("caught") and r.error is None, (r.stdout, r.error)
+        assert kb.execute("import os; os.remove('fill')").error is None
         assert kb.execute("y = x + 1").error is None
         t0 = time.monotonic()
         r = kb.execute("import os; os._exit(3)")
@@ -491,7 +496,7 @@ def test_replay_never_repeats_a_caught_resource_bomb(log):
         assert r.stdout == "41 42\n", (r.stdout, r.error, r.notice)
         assert time.monotonic() - t0 <= 10 + 2
     limits = [e.meta.get("limit") for e in log.events(session="rb") if e.kind == "output"]
-    assert limits.count("processes") == 1 and limits.count("memory") == 1, limits
+    assert [limits.count(x) for x in ("processes", "memory", "workdir")] == [1, 1, 1], limits
 
 
 def test_the_work_dir_is_capped_and_a_fill_is_never_replayed(log):
