@@ -157,6 +157,14 @@ def test_stdio_end_to_end(open_dir, tmp_path):
     anyio.run(main)
 
 
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -200,11 +208,7 @@ def test_http_end_to_end_with_token(open_dir, tmp_path):
 
         anyio.run(main)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         err.close()
     assert proc.returncode == 0, (tmp_path / "server.err").read_text()
 
@@ -359,11 +363,7 @@ def test_http_on_loopback_needs_a_token_made_and_printed_at_start(tmp_path):
         r = httpx2.post(url, json=init, headers={**head, "Authorization": f"Bearer {token}"})
         assert r.status_code == 200 and f'"version":"{__version__}"' in r.text.replace(" ", ""), r.text
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 def test_cli_check_json_help_and_token_file(tmp_path):
