@@ -108,8 +108,9 @@ class Agent:
         """`kernel`: any executor with the kernel's `execute(code, timeout)` (default: the
         sandboxed Kernel with `ms` and the toolkit); `system_prompt`: the rules the model
         gets (default: scroll.prompts' core prompt in the config's `prompt` style; another
-        executor needs its own, e.g. the LCM baseline's tool cells). A custom prompt is logged with the task. `map_llm`,
-        `delegation`: ms.llm_map's backend and the agent_map task tree (scroll.operators)."""
+        executor needs its own, e.g. the LCM baseline's tool cells). A custom prompt is logged
+        with the task. `map_llm`, `delegation`: ms.llm_map's backend and the agent_map task tree
+        (scroll.operators)."""
         self.log, self.llm, self.cfg, self.session = log, llm, config or LoopConfig(), session
         self.pack = get_pack(_resolve_pack(self.cfg.pack, getattr(llm, "pack", None)))
         self.pack_name = self.pack.name if self.pack else None

@@ -101,6 +101,8 @@ def test_an_ms_call_over_the_request_limit_names_the_limit(log):
     assert res.answer == "done"
     assert "ERR MsError ms.search: request of" in exposures[0] and "limit of 1,048,576 bytes" in exposures[0]
     assert "NEXT [1]" in exposures[0], exposures[0]
+    from scroll.kernel import ms_client, service
+    assert ms_client.MAX_REQUEST == service.MAX_REQUEST  # the kernel-side copy of the host's limit
 
 
 def test_a_background_thread_ends_with_its_cell(log):

@@ -64,11 +64,10 @@ def run(
     scope = _parse_scope(sessions, False, as_json) or []
     with _open_log(db_path(db), as_json) as log:
         _check_scope(scope, log, as_json)
-        readable = list(dict.fromkeys([session, *scope]))
         try:
             k = Kernel(log, session, timeout=timeout, memory_limit=mem,
                        max_output_chars=max_output_chars, sandbox="off" if no_sandbox else True,
-                       capability=Capability(log, sessions=readable, own_session=session))
+                       capability=Capability(log, sessions=scope, own_session=session))  # + its own session
         except SandboxError as e:
             fail(str(e), code=2, as_json=as_json)
         except (ValueError, RuntimeError, OSError) as e:

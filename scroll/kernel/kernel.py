@@ -64,9 +64,9 @@ MS_CLIENT_SOURCE = (Path(__file__).parent / "ms_client.py").read_text()
 # cell hung and the iopub re-open / restart never became ready ("did not start within
 # 10.0s"); killed, they lingered as zombies under the same uid. 15 s is ~25x the p95.
 START_TIMEOUT = 15.0
-# a cell that leaves the kernel uid at this share of its process cap gets a restart
-NPROC_RESTART_SHARE = 0.9
-MEMORY_LIMIT_SHARE = 0.9  # a cell that took a process's peak virtual size this close to the cap hit it
+# a cell that leaves the kernel uid at this share of its process cap (it gets a restart), or takes a process's
+# peak virtual size or the work dir's use this close to their caps, ran into that limit
+LIMIT_SHARE = 0.9
 
 # Runs in the kernel at every start (before `ms` exists): ipykernel packs messages with
 # json + utf-8, which raises on a lone surrogate ('\ud800') in printed text and drops the
@@ -401,14 +401,14 @@ class Kernel:
         limit = None  # a resource limit the cell ran into, caught or not: such a cell is never replayed
         if failure is None and run.status != "timeout" and self.rt.uid is not None:
             used = uid_tasks(self.rt.uid)
-            if used >= NPROC_RESTART_SHARE * self.limits.nproc:
+            if used >= LIMIT_SHARE * self.limits.nproc:
                 limit = "processes"
                 notices.append(self._restart(
                     f"processes left running hold {used} of the kernel's {self.limits.nproc} "
                     "processes+threads"))
-            elif peak_before < (peak := uid_peak_vm(self.rt.uid)) >= MEMORY_LIMIT_SHARE * self.limits.memory:
+            elif peak_before < uid_peak_vm(self.rt.uid) >= LIMIT_SHARE * self.limits.memory:
                 limit = "memory"  # a MemoryError the cell caught still means it ran into the cap
-            elif work_before < (used := self.rt.work_used()) >= MEMORY_LIMIT_SHARE * self.limits.work:
+            elif work_before < self.rt.work_used() >= LIMIT_SHARE * self.limits.work:
                 limit = "workdir"  # it filled the work dir (ENOSPC caught or not): never written again by replay
         exp = out.finish(self.log.payloads.put)
         if exp.overflow:

@@ -75,15 +75,16 @@ def export_notebook(log: Any, session: str, out: str | os.PathLike, *, with_ms: 
 
     codes: dict[int, Any] = {}
     outputs: dict[int, Any] = {}
-    for ev in log.events(session=session):
+    events = list(log.events(session=session))
+    for ev in events:
         if ev.kind == "code":
             codes[ev.seq] = ev
         elif ev.kind == "output" and isinstance((ev.meta or {}).get("code_seq"), int):
             outputs[ev.meta["code_seq"]] = ev
     if not codes:
         raise KeyError(f"session {session!r} has no code cells")
-    scope = run_scope(log, session)
-    tasks = [e for e in log.events(session=session) if e.kind == "task"]
+    scope = run_scope(events, session)
+    tasks = [e for e in events if e.kind == "task"]
     nb = nbf.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["scroll"] = {"session": session, "db": str(Path(log.path).resolve()), "sessions": scope,
@@ -125,12 +126,12 @@ def export_notebook(log: Any, session: str, out: str | os.PathLike, *, with_ms: 
     return {"path": str(out), "cells": len(codes) - len(skipped), "skipped": skipped}
 
 
-def run_scope(log: Any, session: str) -> list[str] | None:
-    """The sessions `ms` could read in the run of `session` (None: the whole log): what its kernel
-    logged with its last cell, else its last task's grant plus the session itself, else the whole log
-    (cells logged before kernels recorded their scope)."""
+def run_scope(events: list, session: str) -> list[str] | None:
+    """The sessions `ms` could read in the run of `session`, from its `events` (None: the whole log):
+    what its kernel logged with its last cell, else its last task's grant plus the session itself, else
+    the whole log (cells logged before kernels recorded their scope)."""
     last_code = last_task = None
-    for e in log.events(session=session):
+    for e in events:
         if e.kind == "code" and "sessions" in (e.meta or {}):
             last_code = e
         elif e.kind == "task":
@@ -169,7 +170,7 @@ def replay_notebook(nb_path: str | os.PathLike, db: str | os.PathLike | None = N
             src.snapshot(tmp / "replay.db")
         own = f"replay:{info['session']}"
         with EventLog(tmp / "replay.db") as log:
-            cap = Capability(log, sessions=None if scope is None else [*scope, own], own_session=own)
+            cap = Capability(log, sessions=scope, own_session=own)  # the own session is always in scope
             differ, n = [], 0
             prelude = kernel_prelude(get_pack(info.get("pack"))) if info.get("prelude") else None
             with Kernel(log, own, timeout=timeout, memory_limit=memory_limit, capability=cap,

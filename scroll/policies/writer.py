@@ -417,7 +417,7 @@ def _setting(q: str) -> str:
         return q
     rest_names = _names(m["rest"])
     rest = _target(m["rest"], rest_names)[0].split()
-    head = _target(m["head"], [])[0].split() + _target(m["head"], [])[1].split()
+    head = " ".join(_target(m["head"], [])).split()
     own = [w for w in rest if not syn.is_weak(w) and not _BILLS.search(w) and not _MONEY.search(w)]  # no money word
     if rest_names or (own and not any(syn.is_topic(w) for w in head)):
         return m["rest"]  # the rest names its own target: a Name, or a word while the setting has no topic
