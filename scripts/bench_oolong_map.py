@@ -7,7 +7,11 @@ whole window directly. Arms, per window, over the same questions (first --limit 
   rule     the reference policy writes the program (read every item, ms.llm_map, aggregate in
            Python; scroll.policies.oolong_programs) and its RuleMapper labels each item from its
            wording: the program's ceiling, no model
-  mapper   the same programs; the served model labels every item (loop config `map_llm` names it)
+  guided   the same programs; the served model labels every item (loop config `map_llm` names it),
+           asked for the map's schema (structured outputs: `map_structured`, when the probe finds the
+           server enforcing it; the probe's finding is in each map's start record and in the result)
+  unguided the same, with `map_structured: false`: the schema in the prompt, the validator and its
+           retries only (the only way before issue 31)
   direct   the served model reads the whole window in one prompt (the `truncate` manager at
            --window), only where the whole window fits (counted with the model's counter, as
            the manager counts); a window that does not fit is reported as skipped
@@ -15,9 +19,11 @@ whole window directly. Arms, per window, over the same questions (first --limit 
 The program writer is the reference policy, a labelled test double, never a model: in the
 mapper arm only the per-item labels come from the model. Reported per window and arm: the mean
 OOLONG score (0.75^|diff| for numbers, exact otherwise), correct answers, mean score per task;
-for the mapper arm also the per-item LABEL ACCURACY: each map's results (its JSONL payload)
+for the mapper arms also the per-item LABEL ACCURACY: each map's results (its JSONL payload)
 against the item labels of the window's label sidecar, computed here, host-side, after the run
-(labels never reach the kernel or the model). Runs are resumable (OUT_DIR/<arm>/runs.jsonl).
+(labels never reach the kernel or the model), beside the MAJORITY-CLASS baseline (every item
+given the window's most common label), and the SCHEMA-VALID rate of the model's replies (first
+attempts, and all attempts, from the logged `map_call` events). Runs are resumable (OUT_DIR/<arm>/runs.jsonl).
 Writes JSON with the machine, versions and git SHA (scroll.provenance).
 """
 from __future__ import annotations
@@ -41,7 +47,8 @@ from scroll.labels import LabelStore  # noqa: E402
 from scroll.provenance import provenance  # noqa: E402
 from scroll.runner import run_tasks  # noqa: E402
 
-ARMS = ("rule", "mapper", "direct")
+ARMS = ("rule", "guided", "unguided", "direct")
+MAPPER_ARMS = ("guided", "unguided")
 
 
 def llm_config(args):
@@ -80,6 +87,44 @@ def map_results(rec) -> list[list[dict]]:
                 text = log.payloads.read(e.meta["handle"]).decode("utf-8")
                 out.append([json.loads(line) for line in text.splitlines() if line.strip()])
     return out
+
+
+def reply_validity(recs) -> dict:
+    """Schema-valid replies among the model's llm_map calls (meta.ok: parsed and validated), and how
+    many of the calls asked the server for the schema (meta.guided)."""
+    first = first_ok = calls = ok = guided = 0
+    for rec in recs:
+        with EventLog(rec.db) as log:
+            for e in log.events(session=rec.session, kind="map_call"):
+                calls += 1
+                ok += bool(e.meta.get("ok"))
+                guided += bool(e.meta.get("guided"))
+                if e.meta.get("attempt") == 1:
+                    first += 1
+                    first_ok += bool(e.meta.get("ok"))
+    return {"calls": calls, "guided_calls": guided,
+            "schema_valid_first": round(first_ok / first, 4) if first else None,
+            "schema_valid_all": round(ok / calls, 4) if calls else None}
+
+
+def majority_baseline(recs, refs_by_id) -> float | None:
+    """Label accuracy of giving every item its window's most common label."""
+    total = hit = 0
+    for rec in recs:
+        gold = LabelStore(refs_by_id[rec.task_id].task.labels_db).get("oolong")["item_labels"]
+        n = len(map_results(rec))
+        total += n * len(gold)
+        hit += n * Counter(gold).most_common(1)[0][1]
+    return round(hit / total, 4) if total else None
+
+
+def structured_probe(recs) -> dict | None:
+    for rec in recs:
+        with EventLog(rec.db) as log:
+            for e in log.events(session=rec.session, kind="llm_map"):
+                if e.meta.get("phase") == "start":
+                    return e.meta.get("structured")
+    return None
 
 
 def label_accuracy(recs, refs_by_id) -> dict:
@@ -168,10 +213,12 @@ def main(argv: list[str] | None = None) -> dict:
         if "rule" in arms:
             records["rule"] = run_tasks(refs, ReferencePolicy, loop, out_dir / "rule", concurrency=args.concurrency,
                                         label="rule", progress=True)
-        if "mapper" in arms:
-            cfg = replace(loop, map_llm=str(mapper_yaml(args, Path(tmp))), map_max_new_tokens=args.map_max_tokens)
-            records["mapper"] = run_tasks(refs, ReferencePolicy, cfg, out_dir / "mapper", concurrency=args.concurrency,
-                                          label="mapper", progress=True)
+        for arm in MAPPER_ARMS:
+            if arm in arms:
+                cfg = replace(loop, map_llm=str(mapper_yaml(args, Path(tmp))), map_max_new_tokens=args.map_max_tokens,
+                              map_structured=arm == "guided")
+                records[arm] = run_tasks(refs, ReferencePolicy, cfg, out_dir / arm, concurrency=args.concurrency,
+                                         label=arm, progress=True)
         fits: dict[str, tuple[bool, int, int]] = {}
         if "direct" in arms:
             fits = {db: window_fits(db, group[0].task.question, probe, budget) for db, group in by_window.items()}
@@ -191,15 +238,21 @@ def main(argv: list[str] | None = None) -> dict:
                                                f"in --window {args.window}"}
                 continue
             row["arms"][arm] = summarize(mine)
-            if arm in ("rule", "mapper"):
+            if arm in ("rule", *MAPPER_ARMS):
                 row["arms"][arm].update(label_accuracy(mine, refs_by_id))
+                row["arms"][arm]["majority_baseline"] = majority_baseline(mine, refs_by_id)
+            if arm in MAPPER_ARMS:
+                row["arms"][arm].update(reply_validity(mine), structured=structured_probe(mine))
         if fits:
             row["window_tokens"], row["room_tokens"] = fits[db][1], fits[db][2]
         windows.append(row)
     result = {"benchmark": "OOLONG-style windows: a served model as ms.llm_map's mapper (reference-policy "
                            "programs) vs the same model reading the whole window (truncate manager)",
-              "note": "the program writer is the reference policy (a test double); only the mapper arm's item "
-                      "labels and the direct arm's answers come from the model",
+              "note": "the program writer is the reference policy (a test double); only the mapper arms' item "
+                      "labels and the direct arm's answers come from the model; guided = structured outputs "
+                      "(the map's schema sent as response_format), unguided = schema in the prompt + validator "
+                      "retries; same items, same run",
+              "command": " ".join(["python", *sys.argv]),
               "model": {**probe.describe(), "model": served}, "model_url": args.model_url, "window": args.window,
               "max_new_tokens": args.max_new_tokens, "map_max_tokens": args.map_max_tokens, "seed": args.seed,
               "sizes": sizes, "limit": args.limit, "data": str(data), "wall_s": round(time.perf_counter() - t0, 2),
@@ -208,15 +261,17 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"{'window':>12} {'items':>6} {'arm':>7} {'score':>6} {'correct':>8} {'label acc':>9}  note")
+    print(f"{'window':>12} {'items':>6} {'arm':>8} {'score':>6} {'correct':>8} {'label acc':>9} {'majority':>8} "
+          f"{'valid 1st':>9}  note")
     for w in windows:
         for arm, a in w["arms"].items():
             if "skipped" in a:
-                print(f"{w['window']:>12} {w['items']:>6} {arm:>7} {'-':>6} {'-':>8} {'-':>9}  skipped: {a['skipped']}")
+                print(f"{w['window']:>12} {w['items']:>6} {arm:>8} {'-':>6} {'-':>8} {'-':>9}  skipped: {a['skipped']}")
                 continue
-            acc = a.get("label_accuracy")
-            print(f"{w['window']:>12} {w['items']:>6} {arm:>7} {a['mean_score'] or 0:>6.3f} "
-                  f"{a['correct']:>4}/{a['questions']:<3} {'-' if acc is None else f'{acc:.3f}':>9}  "
+            acc, maj, val = a.get("label_accuracy"), a.get("majority_baseline"), a.get("schema_valid_first")
+            print(f"{w['window']:>12} {w['items']:>6} {arm:>8} {a['mean_score'] or 0:>6.3f} "
+                  f"{a['correct']:>4}/{a['questions']:<3} {'-' if acc is None else f'{acc:.3f}':>9} "
+                  f"{'-' if maj is None else f'{maj:.3f}':>8} {'-' if val is None else f'{val:.3f}':>9}  "
                   f"{'' if not a['runner_errors'] else str(a['runner_errors']) + ' runner errors'}")
     print(f"model: {result['model'].get('model')}; results: {out}")
     return result

@@ -25,6 +25,7 @@ from .config import LoopConfig
 from .controls import show_controls
 from .files.attach import file_refs
 from .headlines import render_files
+from .llm.constraints import REPLY_PATTERN, Regex, Support, probe
 from .origin import Origin
 from .packs import check_kernel_pack, get_pack
 from .prompts import SYSTEM_PROMPT, kernel_prelude, system_prompt as pack_system_prompt
@@ -112,6 +113,7 @@ class Agent:
         with the task. `map_llm`, `delegation`: ms.llm_map's backend and the agent_map task tree
         (scroll.operators)."""
         self.log, self.llm, self.cfg, self.session = log, llm, config or LoopConfig(), session
+        self._reply_constraint: Regex | None = None  # LoopConfig.constrain_replies, once the backend is probed
         self.pack = get_pack(_resolve_pack(self.cfg.pack, getattr(llm, "pack", None)))
         self.pack_name = self.pack.name if self.pack else None
         self.system_prompt = system_prompt or pack_system_prompt(self.pack, self.cfg.prompt)
@@ -181,13 +183,26 @@ class Agent:
         from .llm import LLMError
 
         last: Exception | None = None
+        kw = {} if self._reply_constraint is None else {"constraint": self._reply_constraint}
         for attempt in range(self.cfg.backend_retries + 1):
             try:
-                return self.llm.complete(messages, max_tokens=self.cfg.max_new_tokens, temperature=self.cfg.temperature), None
+                return self.llm.complete(messages, max_tokens=self.cfg.max_new_tokens, temperature=self.cfg.temperature,
+                                         **kw), None
             except LLMError as e:
                 last = e
                 self._note(f"model call failed (attempt {attempt + 1}): {e}", error=str(e), attempt=attempt + 1)
         return None, last
+
+    def _reply_format(self) -> Support | None:
+        """LoopConfig.constrain_replies: whether this backend enforces the reply pattern (probed once per
+        backend); the run goes on unconstrained, with a note, where it does not. None when not asked for."""
+        self._reply_constraint = None
+        if not self.cfg.constrain_replies:
+            return None
+        support = probe(self.llm)
+        if support.enforced:
+            self._reply_constraint = Regex(REPLY_PATTERN)
+        return support
 
     # ------------------------------------------------------------------ resume
     def _open_task(self) -> tuple[Any, list] | None:
@@ -246,6 +261,7 @@ class Agent:
         kernel replays its cells."""
         cfg = self.cfg
         backend = self.llm.describe() if hasattr(self.llm, "describe") else {"backend": type(self.llm).__name__}
+        replies = self._reply_format()
         opened = self._open_task() if resume else None
         if resume and opened is None and task is None:
             raise ValueError(f"session {self.session!r} has no unfinished task to resume")
@@ -263,9 +279,12 @@ class Agent:
                          {**(meta or {}), "backend": backend, "config": cfg.to_dict(), "sessions": granted,
                           "pack": self.pack_name,
                           "token_counter": "exact" if self.exact else "approximate",
+                          **({"constrained_replies": replies.to_dict()} if replies is not None else {}),
                           **({"system_prompt": self.system_prompt} if self.system_prompt != SYSTEM_PROMPT else {}),
                           **({"preamble": preamble} if preamble else {})},
                          origin=Origin.parse(task_origin))
+        if replies is not None and not replies.enforced:
+            self._note(f"constrain_replies: {replies.reason}; the replies are not constrained", reason="unconstrained")
         # no_log ablation: `ms` reads only the agent's own session; the history is the preamble
         self.capability.set_scope(granted if cfg.history_access else [])
         self.view = View(system=self.system_prompt, task=task, count=self._safe_count, exact=self.exact,

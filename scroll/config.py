@@ -39,6 +39,7 @@ class LoopConfig:
     model_tokens_budget: int = 20_000_000  # their prompt + completion tokens
     map_max_items: int = 20_000      # items per map
     map_max_new_tokens: int = 512    # max_tokens of each llm_map reply
+    map_structured: bool = True      # llm_map with a schema asks the backend for it when it enforces it
     agent_map_depth: int = 3         # sub-session depth below the root task
     agent_map_sessions: int = 64     # sub-sessions per root task
     # ms.attach (scroll.files): a file stored whole behind a reference, its summary in the log
@@ -49,6 +50,9 @@ class LoopConfig:
     # the core system prompt: "full" (documents ms and every helper, ~1,210 SmolLM2 tokens) or "compact" (~420,
     # for small fine-tuned students: scroll.prompts.COMPACT_PROMPT)
     prompt: str = "full"
+    # constrained replies (scroll.llm.constraints.REPLY_PATTERN): the backend may only write one HEADLINE line and
+    # one ```python block, so a small model's every step parses; needs a backend that enforces it (probed per run)
+    constrain_replies: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -74,6 +78,8 @@ class LoopConfig:
             (self.agent_map_sessions >= 0, "agent_map_sessions must be >= 0"),
             (self.attach_max_bytes >= 0, "attach_max_bytes must be >= 0"),
             (self.file_summary_tokens >= 64, "file_summary_tokens must be >= 64"),
+            (isinstance(self.map_structured, bool) and isinstance(self.constrain_replies, bool),
+             "map_structured and constrain_replies must be true or false"),
             (self.prompt in ("full", "compact"), f"prompt must be 'full' or 'compact' (got {self.prompt!r})"),
         ]
         for ok, msg in checks:

@@ -89,6 +89,9 @@ class ServeConfig:
     cpu_kvcache_space_gib: int = 1             # CPU only (VLLM_CPU_KVCACHE_SPACE)
     enforce_eager: bool | None = None          # None: True on CPU, False on GPU
     enable_prefix_caching: bool = True
+    # structured outputs (scroll.llm.constraints) through xgrammar, JSON without free whitespace: a small
+    # model under a schema otherwise pads its reply with blank lines until max_tokens (seen with tiny-qwen3)
+    compact_json: bool = True
     tool_call_parser: str | None = None
     enable_auto_tool_choice: bool = False
     reasoning_parser: str | None = None
@@ -383,6 +386,8 @@ def build_args(cfg: ServeConfig, backend: str, model_path: Path | None = None) -
     ]
     args.append("--enable-prefix-caching" if cfg.enable_prefix_caching
                 else "--no-enable-prefix-caching")
+    if cfg.compact_json:
+        args += ["--structured-outputs-config", json.dumps({"backend": "xgrammar", "disable_any_whitespace": True})]
     eager = cfg.enforce_eager if cfg.enforce_eager is not None else backend == "cpu"
     if eager:
         args.append("--enforce-eager")

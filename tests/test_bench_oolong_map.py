@@ -1,7 +1,8 @@
 """scripts/bench_oolong_map.py at small size against a fake OpenAI-compatible server: the
-mapper arm's per-item label accuracy is computed host-side from each map's results (a
-deliberately wrong label for one wording shows up exactly), the rule arm is exact, and the
-direct arm runs only on the window that fits."""
+mapper arms' per-item label accuracy is computed host-side from each map's results (a
+deliberately wrong label for one wording shows up exactly), the guided arm asks for the schema
+and the unguided one does not (the fake answers prose to some unguided items: the schema-valid
+rates tell them apart), the rule arm is exact, and the direct arm runs only on the window that fits."""
 from __future__ import annotations
 
 import importlib.util
@@ -27,10 +28,12 @@ def _script():
 
 
 class FakeModel:
-    """Map calls: the rule's label, except "Where ..." -> entity (wrong); other prompts: "Answer: 3"."""
+    """Map calls: the rule's label, except "Where ..." -> entity (wrong); without a response_format,
+    "What ..." items get prose (not JSON). The structured-output probe gets its nonce; other
+    prompts: "Answer: 3"."""
 
     def __init__(self):
-        self.map_calls = self.direct_calls = 0
+        self.map_calls = self.direct_calls = self.probes = self.guided_calls = 0
         self.lock = threading.Lock()
         srv = self
 
@@ -56,11 +59,19 @@ class FakeModel:
                 if not self.path.endswith("/chat/completions"):
                     return self._send(404, {"error": "no such route"})
                 msgs = body["messages"]
-                if msgs[0]["content"] == MAP_SYSTEM:
+                schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema", {})
+                if "probe" in schema.get("properties", {}):
+                    text = json.dumps({"probe": schema["properties"]["probe"]["enum"][0]})
+                    with srv.lock:
+                        srv.probes += 1
+                elif msgs[0]["content"] == MAP_SYSTEM:
                     text = instance_of(read_call(msgs)[0])
-                    text = json.dumps({"label": "entity" if text.startswith("Where") else classify(text)})
+                    label = "entity" if text.startswith("Where") else classify(text)
+                    guided = bool(schema)
+                    text = json.dumps({"label": label}) if guided or not text.startswith("What") else f"It is {label}"
                     with srv.lock:
                         srv.map_calls += 1
+                        srv.guided_calls += guided
                 else:
                     text = "Answer: 3"
                     with srv.lock:
@@ -94,16 +105,25 @@ def test_the_script_measures_label_accuracy_and_scores_side_by_side(tmp_path, ca
     small, big = res["windows"]
     assert (small["items"], big["items"]) == (40, 150)
     for w, n in ((small, 40), (big, 150)):
-        rule, mapper = w["arms"]["rule"], w["arms"]["mapper"]
+        rule, guided, unguided = w["arms"]["rule"], w["arms"]["guided"], w["arms"]["unguided"]
         assert (rule["correct"], rule["mean_score"], rule["label_accuracy"]) == (3, 1.0, 1.0)
         window, _ = generate_window(0, n, window_id=0 if n == 40 else 1)
         where = sum(1 for i in window.items if i.text.startswith("Where"))
-        assert where > 0
-        assert mapper["maps"] == 3 and mapper["items"] == 3 * n and mapper["items_failed"] == 0
-        assert mapper["items_correct"] == 3 * (n - where) and mapper["label_accuracy"] == round((n - where) / n, 4)
-        assert mapper["confusion"]["location -> entity"] == 3 * where
+        what = sum(1 for i in window.items if instance_of(i.text).startswith("What"))
+        assert where > 0 and what > 0
+        assert guided["maps"] == 3 and guided["items"] == 3 * n and guided["items_failed"] == 0
+        assert guided["items_correct"] == 3 * (n - where) and guided["label_accuracy"] == round((n - where) / n, 4)
+        assert guided["confusion"]["location -> entity"] == 3 * where
+        assert guided["structured"]["enforced"] is True and guided["guided_calls"] == guided["calls"] == 3 * n
+        assert guided["schema_valid_first"] == 1.0
+        assert unguided["structured"]["enforced"] is False and "off by config" in unguided["structured"]["reason"]
+        assert unguided["guided_calls"] == 0 and unguided["items_failed"] == 3 * what
+        assert unguided["schema_valid_first"] == round((n - what) / n, 4) and unguided["schema_valid_all"] < 1
+        labels = [i.label for i in window.items]
+        assert guided["majority_baseline"] == round(max(labels.count(x) for x in set(labels)) / n, 4)
     assert small["arms"]["direct"]["questions"] == 3 and small["arms"]["direct"]["mean_score"] is not None
     assert "skipped" in big["arms"]["direct"] and big["window_tokens"] > big["room_tokens"]
-    assert srv.direct_calls == 3 and srv.map_calls == 3 * (40 + 150)
+    assert srv.direct_calls == 3 and srv.probes == 6  # one probe per guided task (its map backend)
+    assert srv.guided_calls == 3 * (40 + 150)
     out = capsys.readouterr().out
-    assert "mapper" in out and "skipped" in out
+    assert "guided" in out and "unguided" in out and "skipped" in out

@@ -24,11 +24,13 @@ def ok_body(text="hello", model="fake-model", prompt=11, completion=3, finish="s
 
 
 class FakeServer:
-    """Answers /v1/chat/completions from a queue of actions (then a default success),
-    /v1/models, /health and (optionally) /tokenize; records every request."""
+    """Answers /v1/chat/completions from a queue of actions (then `responder(body)`'s action when
+    set, else a default success), /v1/models, /health and (optionally) /tokenize; records every
+    request."""
 
     def __init__(self, *, tokenize=True, health=True, name="fake-model"):
         self.actions: list[tuple] = []
+        self.responder = None
         self.requests: list[dict] = []
         self.tokenize, self.health, self.name = tokenize, health, name
         self.lock = threading.Lock()
@@ -72,6 +74,8 @@ class FakeServer:
                                          "headers": dict(self.headers)})
                     action = srv.actions.pop(0) if (srv.actions and
                                                     self.path == "/v1/chat/completions") else None
+                if action is None and srv.responder is not None and self.path == "/v1/chat/completions":
+                    action = srv.responder(body)
                 if self.path == "/tokenize":
                     if not srv.tokenize:
                         return self._send(404, {"detail": "Not Found"})

@@ -11,7 +11,10 @@ import math
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:
+    from scroll.llm.constraints import Constraint
 
 Message = dict[str, str]
 ROLES = ("system", "user", "assistant", "tool")
@@ -59,8 +62,10 @@ class LLM(Protocol):
     """What the agent loop (and everything else) may call. Nothing else knows the backend."""
 
     def complete(self, messages: list[Message], *, max_tokens: int | None = None,
-                 temperature: float | None = None,
-                 stop: list[str] | None = None) -> Completion: ...
+                 temperature: float | None = None, stop: list[str] | None = None,
+                 constraint: "Constraint | None" = None) -> Completion:
+        """`constraint` (scroll.llm.constraints): decode only replies that match it, where the
+        backend can; one that cannot ignores it (`constraints.probe` tells which)."""
 
     def count_tokens(self, text_or_messages: str | list[Message]) -> int: ...
 

@@ -24,6 +24,7 @@ from scroll.llm.base import (
     INSTALL_MODEL, Completion, LLMError, Message, check_messages, check_stop, cut_at_stop,
 )
 from scroll.llm.config import LLMConfig
+from scroll.llm.constraints import Constraint
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "HF_HUB_DISABLE_TELEMETRY": "1"}
@@ -124,10 +125,12 @@ class TransformersLLM:
         self._eos = sorted(i for i in ends if i is not None)
         self._pad = (self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None
                      else (self._eos[0] if self._eos else 0))
+        self._grammars = None  # scroll.llm.grammar.GrammarCache, built at the first constrained call
 
     # ------------------------------------------------------------------ protocol
     def complete(self, messages: list[Message], *, max_tokens: int | None = None,
-                 temperature: float | None = None, stop: list[str] | None = None) -> Completion:
+                 temperature: float | None = None, stop: list[str] | None = None,
+                 constraint: Constraint | None = None) -> Completion:
         check_messages(messages)
         if self.model is None:
             raise LLMError("transformers backend: used after close()")
@@ -148,6 +151,8 @@ class TransformersLLM:
         if stop:
             kw.update(stop_strings=stop, tokenizer=self.tokenizer)
         with self._lock:
+            if constraint is not None:
+                kw["logits_processor"] = [self._grammar_cache().processor(constraint)]
             if self.cfg.seed is not None:
                 torch.manual_seed(self.cfg.seed)
             try:
@@ -169,8 +174,15 @@ class TransformersLLM:
         return Completion(
             text=text, prompt_tokens=n_prompt, completion_tokens=len(new_ids), model=self.name,
             latency_s=time.perf_counter() - t0, backend=self.backend, finish_reason=finish,
-            raw={"device": self.device, "do_sample": temp > 0, "stop": stop,
+            raw={"device": self.device, "do_sample": temp > 0, "stop": stop, "constrained": constraint is not None,
                  "stopped_on": "stop_string" if hit_stop else ("eos" if ended_eos else None)})
+
+    def _grammar_cache(self):
+        if self._grammars is None:
+            from scroll.llm.grammar import GrammarCache  # xgrammar: only when a call is constrained
+
+            self._grammars = GrammarCache(self.tokenizer, int(self.model.config.vocab_size))
+        return self._grammars
 
     def count_tokens(self, text_or_messages: str | list[Message]) -> int:
         return count_with_tokenizer(self.tokenizer, text_or_messages)

@@ -33,6 +33,7 @@ from scroll.llm.base import (
     Completion, LLMError, Message, approx_count, check_messages, check_stop,
 )
 from scroll.llm.config import LLMConfig
+from scroll.llm.constraints import Constraint, openai_fields
 
 _ERR_BODY = 500          # characters of a server error body quoted in an LLMError
 _COUNT_CACHE = 4096      # token counts remembered (LRU)
@@ -99,7 +100,7 @@ class OpenAILLM:
 
     def complete(self, messages: list[Message], *, max_tokens: int | None = None,
                  temperature: float | None = None, stop: list[str] | None = None,
-                 stream: bool | None = None) -> Completion:
+                 stream: bool | None = None, constraint: Constraint | None = None) -> Completion:
         check_messages(messages)
         stop = check_stop(stop) if stop is not None else self.cfg.stop
         stream = self.cfg.stream if stream is None else stream
@@ -111,6 +112,8 @@ class OpenAILLM:
             top_p=self.cfg.top_p, stream=stream)
         if stop:
             payload["stop"] = stop
+        if constraint is not None:
+            payload.update(openai_fields(constraint))
         if self.cfg.seed is not None:
             payload.setdefault("seed", self.cfg.seed)
         if stream:

@@ -42,7 +42,9 @@ class ScriptedLLM(ApproxCounterMixin):
         return None if self._fn else len(self._responses) - len(self.calls)
 
     def complete(self, messages: list[Message], *, max_tokens: int | None = None,
-                 temperature: float | None = None, stop: list[str] | None = None) -> Completion:
+                 temperature: float | None = None, stop: list[str] | None = None,
+                 constraint: Any = None) -> Completion:
+        """A scripted reply; a `constraint` is recorded in `calls`, never enforced."""
         check_messages(messages)
         t0 = time.perf_counter()
         with self._lock:
@@ -51,7 +53,7 @@ class ScriptedLLM(ApproxCounterMixin):
                 raise LLMError(f"scripted backend ran out of responses after "
                                f"{len(self._responses)} call(s)")
             self.calls.append({"messages": [dict(m) for m in messages], "max_tokens": max_tokens,
-                               "temperature": temperature, "stop": stop})
+                               "temperature": temperature, "stop": stop, "constraint": constraint})
             if self._fn is None:
                 text = self._responses[i]
         if self._fn is not None:

@@ -121,7 +121,7 @@ class MeteredLLM:
             llm = llm.llm
         self.llm, self.reservation, self.cancelled = llm, reservation, cancelled
 
-    def complete(self, messages, *, max_tokens=None, temperature=None, stop=None):
+    def complete(self, messages, *, max_tokens=None, temperature=None, stop=None, **kw):
         if self.cancelled.is_set():
             raise LLMError("cancelled: the agent_map job was cancelled or its session closed")
         est = approx_count(messages) + (max_tokens or 512)
@@ -130,7 +130,7 @@ class MeteredLLM:
                            "model_tokens_budget)")
         actual = est
         try:
-            c = self.llm.complete(messages, max_tokens=max_tokens, temperature=temperature, stop=stop)
+            c = self.llm.complete(messages, max_tokens=max_tokens, temperature=temperature, stop=stop, **kw)
             actual = (c.prompt_tokens or approx_count(messages)) + (c.completion_tokens or approx_count(c.text))
             return c
         finally:

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from ..capability import CapabilityError, _int
 from ..llm.base import approx_count
+from ..llm.constraints import Support, probe
 from ..origin import Origin
 from .agent_map import AgentMapSpec, Delegation, TaskTree, check_delegation, chunks
 from .budget import ModelBudget, Reservation
@@ -237,7 +238,8 @@ class OperatorEngine:
         p = st.params
         if st.op == "llm_map":
             spec = LlmMapSpec(p["prompt"], p["schema"], p["retries"], p["max_tokens"], self.session,
-                              self.map_llm(), self.log, None)  # type: ignore[arg-type]
+                              self.map_llm(), self.log, None,  # type: ignore[arg-type]
+                              structured=self._structured(p["schema"]))
             est = sum(spec.estimate(x) for x in st.items)
             spec.reservation = self.delegation.tree.budget.reserve(st.n, est, f"llm_map of {st.n} items")
             st.reservation, items, work = spec.reservation, st.items, spec.run_item
@@ -258,6 +260,8 @@ class OperatorEngine:
             backend = _describe(self.loop_llm)
         meta = {"phase": "start", "key": key, "items": st.n, "detach": st.detach, "backend": backend,
                 "depth": self.delegation.depth, **{k: v for k, v in p.items()}}
+        if st.op == "llm_map" and spec.structured is not None:
+            meta["structured"] = spec.structured.to_dict()
         job_id = self.log.append(session=self.session, role="scroll", kind=st.op, text=about, meta=meta,
                                  origin=Origin.AGENT)
         res = st.reservation
@@ -265,6 +269,16 @@ class OperatorEngine:
                   payloads=self.log.payloads, on_finish=lambda j, state: self._finished(j, state, res))
         self.jobs[job_id] = job
         return job.start(work, name=st.op)
+
+    def _structured(self, schema: dict | None) -> Support | None:
+        """Whether this map's calls ask for the schema: the backend's probe (once per backend), or
+        None when there is no schema; off by config is a Support that says so."""
+        if schema is None:
+            return None
+        if not self.limits.map_structured:
+            return Support(False, "off by config (map_structured: false)", _describe(self.map_llm()).get(
+                "backend", "?"))
+        return probe(self.map_llm())
 
     def _finished(self, job: Job, state: JobState, res: Reservation | None) -> None:
         """The job's end record, logged before the job reports itself ended (`state` is what it ends as)."""

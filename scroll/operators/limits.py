@@ -1,7 +1,7 @@
 """`OperatorLimits`: the bounds of llm_map / agent_map for one session (and its task tree).
 
 The loop config (scroll.config.LoopConfig) sets the ones a user tunes (`map_llm`,
-`model_calls_budget`, `model_tokens_budget`, `map_max_items`, `map_max_new_tokens`,
+`model_calls_budget`, `model_tokens_budget`, `map_max_items`, `map_max_new_tokens`, `map_structured`,
 `agent_map_depth`, `agent_map_sessions`); the rest are protocol bounds.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ class OperatorLimits:
     model_tokens_budget: int = 20_000_000  # prompt + completion tokens per root task
     map_max_items: int = 20_000           # items per map (a larger list: map it in parts)
     map_max_new_tokens: int = 512         # max_tokens of each llm_map reply
+    map_structured: bool = True           # ask the map backend for the schema when it enforces constraints
     agent_map_depth: int = 3              # sub-session depth below the root task
     agent_map_sessions: int = 64          # sub-sessions per root task
     map_max_bytes: int = 64 << 20         # one map's items as JSON
@@ -33,6 +34,10 @@ class OperatorLimits:
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name == "map_structured":
+                if not isinstance(v, bool):
+                    raise ValueError(f"operator limits: map_structured must be true or false, got {v!r}")
+                continue
             if f.name != "map_llm" and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
                 raise ValueError(f"operator limits: {f.name} must be a number >= 0, got {v!r}")
         if self.agent_map_depth < 0 or self.map_max_concurrency < 1 or self.agent_map_max_concurrency < 1:

@@ -9,6 +9,13 @@ reply and the validation error as guidance (only the latest bad reply, so a retr
 prompt stays bounded). Every model call is logged in the calling session (kind
 "map_call", origin agent): the exact messages and reply as JSON text, with the item,
 attempt, token counts and the error it had in `meta`.
+
+Structured outputs: when the map backend enforces constraints (`constraints.probe`, asked once
+per backend and recorded in the job's start record) and the map has a schema, every call asks
+the backend for that schema (`JsonSchema`), so even a small model's reply parses. The
+validator still decides; its retries stay the fallback. A schema the backend refuses to
+compile (an LLMError with a 4xx status) turns guidance off for the rest of the map, with the
+reason in the call's `meta.guided_off`, and the same attempt runs again unguided.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..llm.base import LLMError, approx_count
+from ..llm.constraints import JsonSchema, Support
 from ..origin import Origin
 from .budget import Reservation
 from .jobs import Job
@@ -55,6 +63,13 @@ class LlmMapSpec:
     llm: Any
     log: Any
     reservation: Reservation
+    structured: Support | None = None   # the map backend's probe; None: not asked (no schema, or off)
+    guided_off: str | None = None       # why guidance was turned off mid-map (a schema it cannot compile)
+
+    @property
+    def guided(self) -> bool:
+        return (self.schema is not None and self.structured is not None and self.structured.enforced
+                and self.guided_off is None)
 
     def estimate(self, item: Any) -> int:
         """Tokens a first attempt may cost: its prompt (approximate count) + the reply cap."""
@@ -73,8 +88,16 @@ class LlmMapSpec:
                 return {"ok": False, "error": why + (f"; last error: {error}" if error else ""),
                         "attempts": attempt - 1, "text": text}
             t0, completion, actual = time.perf_counter(), None, approx_count(messages)
+            guided, dropped = self.guided, None
             try:
-                completion = self.llm.complete(messages, max_tokens=self.max_tokens, temperature=0.0)
+                try:
+                    completion = self._complete(messages, guided)
+                except LLMError as e:
+                    if not (guided and e.status is not None and 400 <= e.status < 500):
+                        raise
+                    dropped = self.guided_off = f"the backend refused the schema: {str(e)[:300]}"
+                    guided = False
+                    completion = self._complete(messages, False)
                 text = completion.text or ""
                 actual = ((completion.prompt_tokens or approx_count(messages))
                           + (completion.completion_tokens or approx_count(text)))
@@ -88,7 +111,7 @@ class LlmMapSpec:
                 error = str(e)
             finally:
                 self.reservation.settle(est, actual)
-            self._log(job, i, attempt, messages, completion, error, time.perf_counter() - t0)
+            self._log(job, i, attempt, messages, completion, error, time.perf_counter() - t0, guided, dropped)
             if error is None:
                 return {"ok": True, "value": value, "attempts": attempt}
             if completion is not None:  # guide the retry with what was wrong
@@ -98,13 +121,21 @@ class LlmMapSpec:
         return {"ok": False, "error": f"failed after {self.retries + 1} attempt(s): {error}",
                 "attempts": self.retries + 1, "text": text}
 
+    def _complete(self, messages: list[dict], guided: bool) -> Any:
+        if guided:
+            return self.llm.complete(messages, max_tokens=self.max_tokens, temperature=0.0,
+                                     constraint=JsonSchema(self.schema, "item"))
+        return self.llm.complete(messages, max_tokens=self.max_tokens, temperature=0.0)
+
     def _log(self, job: Job, i: int, attempt: int, messages: list[dict], c: Any, error: str | None,
-             seconds: float) -> None:
+             seconds: float, guided: bool, guided_off: str | None) -> None:
         body = json.dumps({"messages": messages, "reply": c.text if c is not None else None},
                           ensure_ascii=False)
         meta = {"op": "llm_map", "job": job.id, "item": i, "attempt": attempt, "error": error,
-                "ok": error is None, "latency_s": round(seconds, 4),
+                "ok": error is None, "latency_s": round(seconds, 4), "guided": guided,
                 "prompt_sha256": hashlib.sha256(json.dumps(messages).encode("utf-8")).hexdigest()}
+        if guided_off is not None:
+            meta["guided_off"] = guided_off
         if c is not None:
             meta.update(backend=c.backend, model=c.model, prompt_tokens=c.prompt_tokens,
                         completion_tokens=c.completion_tokens, finish_reason=c.finish_reason)
