@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -76,7 +77,7 @@ class Support:
 
 PROBE_BACKENDS = ("openai", "transformers")  # the backends that may enforce a constraint
 _PROBE_PROMPT = [{"role": "user", "content": "Reply with a JSON object."}]
-_cache: dict[int, tuple[Any, Support]] = {}
+_cache: "weakref.WeakKeyDictionary[Any, Support]" = weakref.WeakKeyDictionary()  # a backend's finding lives with it
 _lock = threading.Lock()
 
 
@@ -94,16 +95,22 @@ def probe(llm: Any, *, refresh: bool = False) -> Support:
     not name the nonce: only a decoder that applies the schema writes it. A request the server
     refuses (HTTP 4xx) or a reply without the nonce means "not enforced", with the reason."""
     with _lock:
-        hit = _cache.get(id(llm))
-        if hit is not None and hit[0] is llm and not refresh:
-            return hit[1]
+        try:
+            hit = None if refresh else _cache.get(llm)
+        except TypeError:  # an object without weak references (or unhashable): asked every time
+            hit = None
+        if hit is not None:
+            return hit
     backend = _backend(llm)
     if backend not in PROBE_BACKENDS:
         found = Support(False, f"the {backend!r} backend has no constrained decoding", backend)
     else:
         found = _ask(llm, backend)
     with _lock:
-        _cache[id(llm)] = (llm, found)
+        try:
+            _cache[llm] = found
+        except TypeError:
+            pass
     return found
 
 
