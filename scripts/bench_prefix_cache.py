@@ -61,7 +61,7 @@ class Metered:
     """An LLM that records the server's counters around every call (concurrency 1: no overlap)."""
 
     def __init__(self, llm, server_url: str, calls: list, lock: threading.Lock):
-        self.llm, self.url, self.calls, self.lock, self.step = llm, server_url, calls, lock, 0
+        self.llm, self.url, self.calls, self.lock = llm, server_url, calls, lock
 
     def complete(self, messages, **kw):
         with self.lock:
@@ -71,9 +71,9 @@ class Metered:
             wall = time.perf_counter() - t0
             time.sleep(0.05)  # the engine's metrics are published just after the response
             after = scrape(self.url)
-        self.step += 1
+        step = 1 + sum(m["role"] == "assistant" for m in messages)  # the task's own step (its earlier replies)
         d = {k: after[k] - before[k] for k in METRICS}
-        self.calls.append({"step": self.step, "wall_s": wall, "prompt_tokens": c.prompt_tokens,
+        self.calls.append({"step": step, "wall_s": wall, "prompt_tokens": c.prompt_tokens,
                            "completion_tokens": c.completion_tokens, **d})
         return c
 
@@ -86,8 +86,10 @@ def summarize(calls: list[dict]) -> dict:
         if not rows:
             return None
         q, h = sum(r["queries"] for r in rows), sum(r["hits"] for r in rows)
+        # computed prompt tokens: the cache's misses; with caching off the server asks no cache: all of the prompt
         return {"calls": len(rows), "hit_rate": round(h / q, 4) if q else None,
-                "prefill_tokens": round(statistics.mean(r["queries"] - r["hits"] for r in rows), 1),
+                "prefill_tokens": round(statistics.mean(r["queries"] - r["hits"] if r["queries"] else
+                                                        (r["prompt_tokens"] or 0) for r in rows), 1),
                 "prompt_tokens": round(statistics.mean(r["prompt_tokens"] or 0 for r in rows), 1),
                 "completion_tokens": round(statistics.mean(r["completion_tokens"] or 0 for r in rows), 1),
                 "prefill_s": round(statistics.mean(r["prefill_s"] for r in rows), 3),
@@ -114,6 +116,13 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--settings", default="cache-on,cache-off", help=f"a subset of {','.join(SETTINGS)}")
     ap.add_argument("--out-dir", type=Path, default=Path("var/bench/prefix-cache"))
     ap.add_argument("--out", type=Path, default=Path("results/bench/prefix-cache-cpu.json"))
+    ap.add_argument("--recompute", type=Path, default=None, metavar="FILE",
+                    help="rewrite FILE's step summaries (and its .md) from the raw calls it holds; runs nothing")
+    if argv is None and "--recompute" in sys.argv:  # needs no model or task set
+        argv = sys.argv[1:]
+    if argv is not None and "--recompute" in argv:
+        i = argv.index("--recompute")
+        return recompute(Path(argv[i + 1]))
     args = ap.parse_args(argv)
     settings = [s.strip() for s in args.settings.split(",") if s.strip()]
     if not settings or set(settings) - set(SETTINGS):
@@ -156,11 +165,23 @@ def main(argv: list[str] | None = None) -> dict:
     return result
 
 
+def recompute(path: Path) -> dict:
+    result = json.loads(path.read_text())
+    for row in result["rows"]:
+        row.update(summarize(row["calls"]))
+    result["recomputed"] = "step summaries recomputed from the raw calls by `--recompute` (the calls are as measured)"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    path.with_suffix(".md").write_text(markdown(result))
+    print(markdown(result))
+    return result
+
+
 def markdown(r: dict) -> str:
     m = r["provenance"]["machine"]
     lines = [f"# The model step on CPU: prefix caching on vs off ({r['model']}, loop {r['loop_config']})", "",
              f"Machine: {m['cpu']} · {m['cores']} cores · AMX-BF16 {m.get('amx_bf16')} · git "
              f"{r['provenance']['git_sha']} · {r['provenance']['created']}", f"Command: `{r['command']}`", "",
+             *([r["note"], ""] if r.get("note") else []), *([r["recomputed"], ""] if r.get("recomputed") else []),
              "| setting | dtype | steps | calls | hit rate | prompt tok | prefill tok | prefill s | decode s | "
              "completion tok | wall s (mean / p50) |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]

@@ -73,7 +73,7 @@ def test_constrained_loop_script_runs_both_modes_on_the_same_tasks(taskset, tmp_
 @pytest.mark.server
 @pytest.mark.slow
 def test_prefix_cache_metering_reads_the_servers_counters(tiny_server):  # noqa: F811
-    """Two calls with one long shared prefix: the second one's prompt is mostly a cache hit
+    """Two steps of one task with one long shared prefix: the second one's prompt is mostly a cache hit
     (the preset turns prefix caching on), and the counters land in the step-1 / step-2+ summary."""
     from scroll.llm import LLMConfig, make_llm
 
@@ -85,7 +85,8 @@ def test_prefix_cache_metering_reads_the_servers_counters(tiny_server):  # noqa:
                                                    max_tokens=4)), tiny_server.url, calls, threading.Lock())
     prefix = "You keep a long log. " * 120
     llm.complete([{"role": "system", "content": prefix}, {"role": "user", "content": "first"}])
-    llm.complete([{"role": "system", "content": prefix}, {"role": "user", "content": "second"}])
+    llm.complete([{"role": "system", "content": prefix}, {"role": "user", "content": "first"},
+                  {"role": "assistant", "content": "ok"}, {"role": "user", "content": "second"}])
     assert [c["step"] for c in calls] == [1, 2]
     assert all(c["queries"] > 500 and c["prompt_tokens"] > 500 for c in calls), calls
     assert calls[1]["hits"] >= 0.8 * calls[1]["queries"], calls[1]
