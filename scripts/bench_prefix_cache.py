@@ -107,9 +107,9 @@ def _port() -> int:
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", type=Path, required=True, help="a local model folder (SmolLM2-135M or a student)")
+    ap.add_argument("--model", type=Path, help="a local model folder (SmolLM2-135M or a student); required to run")
     ap.add_argument("--preset", default="smollm2-135m", help="the serve preset the settings start from")
-    ap.add_argument("--taskset", type=Path, required=True)
+    ap.add_argument("--taskset", type=Path, help="a built task set; required to run")
     ap.add_argument("--split", default="test_unseen")
     ap.add_argument("--limit", type=int, default=12)
     ap.add_argument("--loop-config", default="smollm2", help="smollm2: the full prompt (~1.5 k-token steps)")
@@ -118,12 +118,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", type=Path, default=Path("results/bench/prefix-cache-cpu.json"))
     ap.add_argument("--recompute", type=Path, default=None, metavar="FILE",
                     help="rewrite FILE's step summaries (and its .md) from the raw calls it holds; runs nothing")
-    if argv is None and "--recompute" in sys.argv:  # needs no model or task set
-        argv = sys.argv[1:]
-    if argv is not None and "--recompute" in argv:
-        i = argv.index("--recompute")
-        return recompute(Path(argv[i + 1]))
     args = ap.parse_args(argv)
+    if args.recompute is not None:  # needs no model or task set
+        return recompute(args.recompute)
+    if args.model is None or args.taskset is None:
+        ap.error("--model and --taskset are required (unless --recompute)")
     settings = [s.strip() for s in args.settings.split(",") if s.strip()]
     if not settings or set(settings) - set(SETTINGS):
         ap.error(f"--settings: a subset of {','.join(SETTINGS)}")
