@@ -53,6 +53,7 @@ from typing import Any, Callable, Iterable
 
 from scroll.prompts import TOOLKIT_SOURCE
 from scroll.provenance import git_sha
+from scroll.records import estimate_tokens
 from scroll.runner import RUNNER_ERROR, RunRecord, load_records
 
 FINAL_STUB = ("# scroll export: `final` ended the task in the agent's kernel; here it only records the answer\n"
@@ -104,9 +105,7 @@ class TokenCounter:
 
     def prompt(self, messages: list[dict]) -> int:
         if self._tok is None:
-            from scroll.view import approx_tokens
-
-            return sum(approx_tokens(m["content"]) for m in messages)
+            return sum(estimate_tokens(m["content"]) for m in messages)
         ids = self._tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
         if isinstance(ids, dict) or hasattr(ids, "keys"):
             ids = ids["input_ids"]
@@ -114,9 +113,7 @@ class TokenCounter:
 
     def text(self, text: str) -> int:
         if self._tok is None:
-            from scroll.view import approx_tokens
-
-            return approx_tokens(text)
+            return estimate_tokens(text)
         return len(self._tok(text, add_special_tokens=False)["input_ids"])
 
 

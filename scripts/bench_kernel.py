@@ -30,13 +30,9 @@ from scroll.bench import report  # noqa: E402
 from scroll.bench.corpus import generate, queries  # noqa: E402
 from scroll.events import EventLog  # noqa: E402
 from scroll.kernel import Kernel  # noqa: E402
+from scroll.stats import percentile  # noqa: E402
 
 TARGETS = {"start_s": 2.0, "cell_p50_ms": 15.0, "ms_search_p50_ms": 5.0, "replay20_s": 5.0}
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))]
 
 
 def cell_times(k, runs: int) -> list[float]:
@@ -103,13 +99,13 @@ def main() -> None:
             t = time.perf_counter()
             k.proc.run("pass", time.monotonic() + 10, lambda n, s: None, service=k.server)
             raw.append(time.perf_counter() - t)
-        res["cell_ms"] = {"p50": round(1e3 * pct(rt, .5), 2), "p95": round(1e3 * pct(rt, .95), 2),
-                          "raw_p50": round(1e3 * pct(raw, .5), 2), "raw_p95": round(1e3 * pct(raw, .95), 2)}
+        res["cell_ms"] = {"p50": round(1e3 * percentile(rt, 50), 2), "p95": round(1e3 * percentile(rt, 95), 2),
+                          "raw_p50": round(1e3 * percentile(raw, 50), 2), "raw_p95": round(1e3 * percentile(raw, 95), 2)}
     # the same on a fresh log, durability "full" (default) and "normal" (no fsync per append)
     for dur in ("full", "normal"):
         with EventLog(d / f"fresh-{dur}.db", durability=dur) as flog, Kernel(flog, "n", sandbox=sandbox) as k:
             nt = cell_times(k, a.runs)
-            res["cell_ms"][f"fresh_{dur}_p50"] = round(1e3 * pct(nt, .5), 2)
+            res["cell_ms"][f"fresh_{dur}_p50"] = round(1e3 * percentile(nt, 50), 2)
     t = time.perf_counter()
     for _ in range(50):
         log.append(session="bench-append", role="assistant", text="pass", kind="code")
@@ -129,7 +125,7 @@ def main() -> None:
             log.search(q, k=10)
             host.append(time.perf_counter() - t)
         res["ms_search_ms"] = {"p50": round(p50, 3), "p95": round(p95, 3), "queries": len(qs),
-                               "host_p50": round(1e3 * pct(host, .5), 3), "host_p95": round(1e3 * pct(host, .95), 3)}
+                               "host_p50": round(1e3 * percentile(host, 50), 3), "host_p95": round(1e3 * percentile(host, 95), 3)}
 
     # 4. restart + replay of 20 cells
     assert len(REPLAY_CELLS) == 20

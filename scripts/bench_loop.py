@@ -20,10 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-
-def _pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
+from scroll.stats import percentile
 
 
 def build(label: str, extra_words: int, seed: int, small_tokens: int, workdir: Path):
@@ -61,7 +58,7 @@ def summarize(info: dict, runs: list[dict]) -> dict:
     overheads = [x for r in runs for x in r["overheads"]]
     reuse = [x for r in runs for x in r["reuse"]]
     return {**info, "questions": len(runs), "correct": sum(r["correct"] for r in runs), "steps": len(overheads),
-            "overhead_ms_p50": round(statistics.median(overheads), 2), "overhead_ms_p95": round(_pct(overheads, 0.95), 2),
+            "overhead_ms_p50": round(statistics.median(overheads), 2), "overhead_ms_p95": round(percentile(overheads, 95), 2),
             "min_prefix_reuse": min(reuse) if reuse else None,
             "max_exposure_pct": round(max(100 * r["exposure_tokens"] / info["tokens_estimate"] for r in runs), 4)}
 

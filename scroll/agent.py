@@ -16,7 +16,6 @@ own session.
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
@@ -29,25 +28,9 @@ from .llm.constraints import REPLY_PATTERN, Regex, Support, probe
 from .origin import Origin
 from .packs import check_kernel_pack, get_pack
 from .prompts import SYSTEM_PROMPT, kernel_prelude, system_prompt as pack_system_prompt
-from .view import Step, View, approx_tokens, chatml, history_preamble, prefix_reuse
-
-NO_CODE = ("Your reply had no ```python code block, so nothing ran. Reply with exactly one ```python block "
-           "(use print() to see results, final(answer) to finish).")
-_FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
-_HEADLINE = re.compile(r"^\s*HEADLINE:\s*(.+?)\s*\|\s*(.+?)\s*\|\s*(.+?)\s*$", re.M | re.I)
-
-
-def extract_code(reply: str) -> str | None:
-    """The reply's fenced code blocks joined into one cell (an unclosed last fence counts)."""
-    blocks = [b.strip("\n") for b in _FENCE.findall(reply or "")]
-    code = "\n\n".join(b for b in blocks if b.strip())
-    return code or None
-
-
-def extract_headline(reply: str) -> tuple[str, str, str] | None:
-    m = _HEADLINE.search(reply or "")
-    return (m.group(1), m.group(2), m.group(3)) if m else None
-
+from .reply import NO_CODE, extract_code, extract_headline
+from .records import estimate_tokens
+from .view import Step, View, chatml, history_preamble, prefix_reuse
 
 ALL_SESSIONS = "*"  # Agent.run(sessions=ALL_SESSIONS): the whole log is in scope
 
@@ -121,7 +104,7 @@ class Agent:
             check_kernel_pack(kernel, self.pack_name)
         self.on_step = on_step
         count = getattr(llm, "count_tokens", None)
-        self.count = count if callable(count) else approx_tokens
+        self.count = count if callable(count) else estimate_tokens
         self.exact = bool(getattr(llm, "token_counter_exact", False))
         self._kernel = kernel
         self.view: View | None = None
@@ -224,10 +207,10 @@ class Agent:
         try:
             return self.count(x)
         except LLMError as e:
-            if self.count is not approx_tokens:
+            if self.count is not estimate_tokens:
                 self._note(f"token counter failed ({e}); counting approximately from here on", error=str(e))
-                self.count, self.exact = approx_tokens, False
-            return approx_tokens(x)
+                self.count, self.exact = estimate_tokens, False
+            return estimate_tokens(x)
 
     def _preamble(self, granted: list[str] | None) -> str:
         """no_log: the newest granted history that fits half the soft budget (the rest is gone)."""
@@ -419,7 +402,7 @@ class StepPrompt:
     matches: bool              # the rebuilt prompt hashes to the logged one
 
 
-def step_prompts(log, session: str, count: Callable[[str], int] = approx_tokens) -> list[StepPrompt]:
+def step_prompts(log, session: str, count: Callable[[str], int] = estimate_tokens) -> list[StepPrompt]:
     """Every step of every task in `session`: the messages the model saw, rebuilt from the
     log and checked against the prompt hash the loop logged (trajectory export). `count`
     must be the counter the run used when it folded exposures (approximate by default)."""

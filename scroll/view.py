@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .headlines import FileRef, HeadlineIndex
+from .records import estimate_tokens
 
 MSG_OVERHEAD = 4  # <|im_start|>role\n ... <|im_end|>\n
 GEN_PROMPT = 3
@@ -45,16 +46,11 @@ class Step:
         return self.reply_tokens + self.exposure_tokens + 2 * MSG_OVERHEAD
 
 
-def approx_tokens(text: str) -> int:
-    """~4 characters a token: used only when no tokenizer is available."""
-    return (len(text) + 3) // 4
-
-
 @dataclass
 class View:
     system: str
     task: str
-    count: Callable[[str], int] = approx_tokens
+    count: Callable[[str], int] = estimate_tokens
     exact: bool = False
     soft_budget: int = 6000
     hard_budget: int = 8000
@@ -187,7 +183,7 @@ def prefix_reuse(prev: str, cur: str) -> float:
     return i / len(prev)
 
 
-def history_preamble(events_newest_first, budget: int, count: Callable[[str], int] = approx_tokens) -> str:
+def history_preamble(events_newest_first, budget: int, count: Callable[[str], int] = estimate_tokens) -> str:
     """The no_log ablation's view of the history: the newest events that fit `budget` tokens,
     shown oldest first as `[date | session | role] text`; older ones are gone."""
     head = "History (the most recent part; older history is not available):\n"

@@ -6,7 +6,8 @@ import statistics
 import pytest
 
 from scroll import EventLog
-from scroll.agent import NO_CODE, Agent, extract_code
+from scroll.agent import Agent
+from scroll.reply import NO_CODE, extract_code
 from scroll.config import LoopConfig
 from scroll.llm import LLMError
 from scroll.llm.scripted import ScriptedLLM

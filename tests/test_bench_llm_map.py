@@ -26,6 +26,7 @@ class SlowServer:
 
     def __init__(self, delay=0.05):
         self.lock, self.in_flight, self.max_in_flight, self.requests = threading.Lock(), 0, 0, 0
+        self.schema_requests = 0  # the llm_map's constraint probe: a response_format this server ignores
         srv = self
 
         class H(BaseHTTPRequestHandler):
@@ -39,11 +40,12 @@ class SlowServer:
                 with srv.lock:
                     srv.in_flight += 1
                     srv.requests += 1
+                    srv.schema_requests += "response_format" in body
                     srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
                 time.sleep(delay)
                 with srv.lock:
                     srv.in_flight -= 1
-                text = json.dumps({"label": "negative" if "died" in body["messages"][1]["content"] else "neutral"})
+                text = json.dumps({"label": "negative" if "died" in body["messages"][-1]["content"] else "neutral"})
                 data = json.dumps({"id": "x", "object": "chat.completion", "model": body["model"],
                                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                                 "finish_reason": "stop"}],
@@ -77,7 +79,9 @@ def test_bench_against_a_fake_http_server(tmp_path):
     assert (one["concurrency"], many["concurrency"]) == (1, 4)
     assert one["ok"] == many["ok"] == 16 and one["calls"] == many["calls"] == 16
     assert one["max_in_flight"] == 1 and many["max_in_flight"] == 4
-    assert srv.max_in_flight == 4 and srv.requests == 4 + 16 + 16        # real parallel requests, seen by the server
+    # real parallel requests, seen by the server: warm-up, both runs, and one constraint probe per backend
+    assert srv.max_in_flight == 4 and srv.schema_requests == 1
+    assert srv.requests == 4 + 16 + 16 + srv.schema_requests
     assert res["speedup"] > 1.5 and res["backend"]["backend"] == "openai"
     assert {"git_sha", "machine", "versions"} <= set(res["provenance"])
     assert one["tokens"] == 16 * 58

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scroll.headlines import HeadlineIndex
-from scroll.view import Step, View, approx_tokens, chatml, prefix_reuse
+from scroll.records import estimate_tokens
+from scroll.view import Step, View, chatml, prefix_reuse
 
 
 @settings(max_examples=60, deadline=None)
@@ -47,7 +48,7 @@ def test_headline_rejects_overlap():
 
 
 def _view(**kw):
-    return View(system="system rules " * 50, task="find the thing", count=approx_tokens, **kw)
+    return View(system="system rules " * 50, task="find the thing", count=estimate_tokens, **kw)
 
 
 def _step(i, exposure_len=400):
@@ -66,7 +67,7 @@ def test_view_evicts_to_headlines_and_never_exceeds_hard_budget():
         v.add_step(_step(i, exposure_len=(i * 997) % 3000))
         v.fit(derive)
         assert v.tokens() <= 2000
-        assert sum(approx_tokens(m["content"]) + 4 for m in v.messages()) + 3 <= 2000
+        assert sum(estimate_tokens(m["content"]) + 4 for m in v.messages()) + 3 <= 2000
     # evicted steps are all reachable through the headline index
     assert len(v.index.entries()) < 40
     for i in range(200):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from scroll.policies import BACKEND, ReferencePolicy, extract_code
+from scroll.policies import BACKEND, ReferencePolicy
+from scroll.reply import extract_code
 from scroll.policies.harness import SimKernel, run_episode
 from scroll.tasks import build_demo_log
 

@@ -7,8 +7,6 @@ import resource
 import sqlite3
 import sys
 
-import numpy as np
-
 from scroll import provenance
 
 
@@ -38,15 +36,6 @@ def peak_rss() -> dict:
     except OSError:
         pass
     return {"vmhwm_bytes": hwm, "ru_maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
-
-
-def pct(values_s: list[float]) -> dict:
-    """p50/p95/p99/max in milliseconds of a list of durations in seconds."""
-    if not values_s:
-        return {"n": 0}
-    a = np.asarray(values_s) * 1e3
-    return {"n": len(a), "p50_ms": float(np.percentile(a, 50)), "p95_ms": float(np.percentile(a, 95)),
-            "p99_ms": float(np.percentile(a, 99)), "max_ms": float(a.max()), "mean_ms": float(a.mean())}
 
 
 def human_bytes(n: float | None) -> str:

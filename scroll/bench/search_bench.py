@@ -35,7 +35,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from scroll.bench import report
 from scroll.bench.stallprobe import StallProbe
+from scroll.stats import latency_ms
 
 SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
 # ours: EventLog (segments + live tail, BM25F doc model, MaxScore); fts5: the OR of the raw
@@ -69,7 +71,6 @@ class BenchConfig:
 
 
 def run(cfg: BenchConfig, progress=None) -> dict:
-    from scroll.bench import report
 
     say = progress or (lambda msg: None)
     root = Path(cfg.workdir or tempfile.mkdtemp(prefix="scroll-bench-"))
@@ -122,7 +123,6 @@ def calibration(workdir: Path | None = None) -> dict:
 def fsync_probe(workdir: Path, n: int = 2000) -> dict:
     """Append 4 KiB to a file and fsync it, `n` times, on the disk the systems write to: the
     latency floor (and the stalls) of any durable commit there, whatever the engine."""
-    from scroll.bench import report
     path = Path(workdir) / "fsync-probe.bin"
     block = os.urandom(4096)
     out = []
@@ -136,7 +136,7 @@ def fsync_probe(workdir: Path, n: int = 2000) -> dict:
     finally:
         os.close(fd)
         path.unlink(missing_ok=True)
-    return report.pct(out)
+    return latency_ms(out)
 
 
 def prepare(d: Path, n_words: int, cfg: BenchConfig) -> dict:
@@ -261,7 +261,6 @@ class _Pos:
 
 
 def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
-    from scroll.bench import report
 
     rss_start = report.peak_rss()
     load_start = os.getloadavg()
@@ -317,8 +316,8 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
 
     for q in qs[:10]:  # warm-up
         sysobj.log.search(q["query"], k=10)
-    res["search"] = report.pct(_time_searches(sysobj.log, qs, session=False))
-    res["search_session"] = report.pct(_time_searches(sysobj.log, qs, session=True))
+    res["search"] = latency_ms(_time_searches(sysobj.log, qs, session=False))
+    res["search_session"] = latency_ms(_time_searches(sysobj.log, qs, session=True))
     res["recall_at_10"] = _recall(sysobj.log, qs, seqs)
 
     app, inter = [], []
@@ -350,22 +349,22 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
                 hits = sysobj.log.search(word, k=1)
                 fresh_n += 1
                 fresh_ok += bool(hits) and hits[0].seq == seq
-    res["append"] = report.pct(app)
+    res["append"] = latency_ms(app)
     res["append_slowest"] = _slowest(marks, probe)
     if any(bg is not None for *_, bg in marks):
         # the issue's own measure: the appends while a flush or merge of ours was in flight
-        res["append_during_background"] = report.pct([t1 - t for t, t1, _, bg in marks if bg])
+        res["append_during_background"] = latency_ms([t1 - t for t, t1, _, bg in marks if bg])
     stalled = probe.stalled([(t, t1) for t, t1, _, _ in marks])
     if stalled is not None:
         # the appends left out: the probe's own 4 KiB fdatasync stalled meanwhile (the disk stopped)
         # while the system had no background work of its own in flight (whose writes could be
         # what the disk was busy with)
         quiet = [t1 - t for (t, t1, _, bg), st in zip(marks, stalled) if not st or bg]
-        res["append_machine_quiet"] = {**report.pct(quiet), "left_out": len(marks) - len(quiet)}
+        res["append_machine_quiet"] = {**latency_ms(quiet), "left_out": len(marks) - len(quiet)}
         res["stall_probe"] = {k: probe.result[k] for k in ("wakeups", "fsyncs", "worst_late_ms", "worst_fsync_ms")}
     if writes_before is not None:   # the appends' p99 / max include this many background flushes
         res["index_flushes_during_appends"] = sysobj.index_writes() - writes_before
-    res["interleaved"] = report.pct(inter)
+    res["interleaved"] = latency_ms(inter)
     res["fresh_found"], res["fresh_total"] = fresh_ok, fresh_n
     res["events_tail"] = len(tail) + fresh_n
 
@@ -375,7 +374,7 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
     res["reopen_s"] = time.perf_counter() - t
     # what an agent that opens an existing log sees: the same queries in the reopened log (the
     # first search above excepted), no warm-up beyond it
-    res["search_reopened"] = report.pct(_time_searches(sysobj.log, qs, session=False))
+    res["search_reopened"] = latency_ms(_time_searches(sysobj.log, qs, session=False))
     res["index_bytes"] = sysobj.index_bytes()
     res["db_bytes"] = sysobj.db_bytes()
     sysobj.log.close()
@@ -387,7 +386,6 @@ def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
 
 
 def _worker_static(d: Path, qs: list, res: dict, rss_start: dict, load_start) -> dict:
-    from scroll.bench import report
     import bm25s  # noqa: F401 - imported (numba compiled) before the clock starts: the peer at its best
     rows = [json.loads(x) for x in open(d / "bulk.jsonl")]
     t0 = time.perf_counter()
@@ -397,7 +395,7 @@ def _worker_static(d: Path, qs: list, res: dict, rss_start: dict, load_start) ->
     del rows
     for q in qs[:10]:
         st.search(q["query"], k=10)
-    res["search"] = report.pct(_time_searches(st, qs, session=False))
+    res["search"] = latency_ms(_time_searches(st, qs, session=False))
     # whole-log queries only (a static index has no session filter)
     res["recall_at_10"] = _recall(st, [dict(q, session=None) for q in qs], list(range(st.n)))
     res["rss"] = report.peak_rss()

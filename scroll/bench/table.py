@@ -77,7 +77,7 @@ def build_table(run_dirs: list[str | os.PathLike], *, allow_mixed_backbones: boo
             "versions": versions(("scroll-agent", "vllm", "transformers", "torch"))}
 
 
-def _pct(x) -> str:
+def _percent(x) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
 
@@ -86,7 +86,7 @@ def _score(x) -> str:
 
 
 def _cell(rate: dict, scored: bool) -> str:
-    return f"{_pct(rate['accuracy'])} · {_score(rate.get('score'))}" if scored else _pct(rate["accuracy"])
+    return f"{_percent(rate['accuracy'])} · {_score(rate.get('score'))}" if scored else _percent(rate["accuracy"])
 
 
 def to_markdown(rep: dict) -> str:
@@ -103,7 +103,7 @@ def to_markdown(rep: dict) -> str:
              + ("---|" if scored else "")]
     for r in rep["rows"]:
         ci = r["ci95"]
-        acc = f"{_pct(r['accuracy'])} ({_pct(ci[0])}–{_pct(ci[1])})" if ci else "–"
+        acc = f"{_percent(r['accuracy'])} ({_percent(ci[0])}–{_percent(ci[1])})" if ci else "–"
         per = " | ".join(_cell(r["by_kind"][k], scored) for k in kinds)
         tok = "–" if r["tokens_per_question"] is None else f"{r['tokens_per_question']:.0f}"
         calls = "–" if r["calls_per_question"] is None else f"{r['calls_per_question']:.2f}"

@@ -100,7 +100,7 @@ def _show_step(c, label: str):
     from rich.text import Text
 
     def show(rec, reply, exposure):
-        from scroll.agent import extract_code
+        from scroll.reply import extract_code
 
         code = extract_code(reply) or "(no code)"
         c.print(Panel(Syntax(code, "python", word_wrap=True), title=f"step {rec.step} · {label}",

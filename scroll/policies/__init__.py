@@ -13,7 +13,6 @@ policy on a task without the real kernel; tests and CPU demos only, not a sandbo
 """
 from __future__ import annotations
 
-from .stepper import extract_code
 
 _LAZY = ("BACKEND", "ReferencePolicy")  # from .reference, imported on first use: it loads the `generated` pack
 
@@ -49,4 +48,4 @@ def make_teacher(name: str):
     return teacher_class(name)()
 
 
-__all__ = ["BACKEND", "ReferencePolicy", "TEACHERS", "extract_code", "make_teacher", "teacher_class"]
+__all__ = ["BACKEND", "ReferencePolicy", "TEACHERS", "make_teacher", "teacher_class"]

@@ -131,7 +131,7 @@ def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, 
                 system: str = "You write Python against `ms`; only printed output comes back.") -> Episode:
     """Drive `policy` on one question: the loop's message layout, exposures fed back."""
     from scroll.events import estimate_tokens
-    from scroll.policies.reference import extract_code
+    from scroll.reply import extract_code
 
     pack = getattr(policy, "pack", None)
     kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}", sessions=sessions, pack=pack)

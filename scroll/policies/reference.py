@@ -15,11 +15,11 @@ from typing import Any
 from scroll.packs.generated.programs import TEMPLATES, match_program
 
 from .oolong_programs import match_oolong
-from .stepper import ProgramPolicy, extract_code
+from .stepper import ProgramPolicy
 
 BACKEND = "reference-policy"
 VERSION = 1
-__all__ = ["BACKEND", "ReferencePolicy", "extract_code"]
+__all__ = ["BACKEND", "ReferencePolicy"]
 
 
 class ReferencePolicy(ProgramPolicy):

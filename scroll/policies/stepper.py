@@ -28,32 +28,13 @@ import re
 import time
 from typing import Any
 
-from scroll.llm.base import Completion
+from scroll.llm.base import Completion, approx_count
+from scroll.reply import extract_code
 
 from .mapper import RuleMapper, is_map_call
 _TAG = re.compile(r"^HEADLINE: .* \| step (\d+): (\w+) \| next: ", re.M)
 _TASK = re.compile(r"^\s*Task:\s*(.+?)\s*$", re.M)
 _ANSWER = re.compile(r"^ANSWER: (.*?) \| evidence seqs:", re.M)
-_FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
-
-
-def extract_code(reply: str) -> str | None:
-    """The reply's fenced code blocks as one cell (the loop's rule, scroll.agent.extract_code)."""
-    code = "\n\n".join(b.strip("\n") for b in _FENCE.findall(reply or "") if b.strip())
-    return code or None
-
-
-def _approx_tokens(text_or_messages) -> int:
-    try:
-        from scroll.llm.base import approx_count
-
-        return approx_count(text_or_messages)
-    except ImportError:  # pragma: no cover
-        if isinstance(text_or_messages, str):
-            return max(1, len(text_or_messages) // 4) if text_or_messages else 0
-        return sum(4 + len(str(m.get("content", ""))) // 4 for m in text_or_messages) + 3
-
-
 def _content(m: dict) -> str:
     c = m.get("content", "")
     if isinstance(c, list):  # OpenAI content parts
@@ -87,7 +68,7 @@ class ProgramPolicy:
                           raw={"backend": self.backend, "plan": plan, "version": self.describe()["version"]})
 
     def count_tokens(self, text_or_messages) -> int:
-        return _approx_tokens(text_or_messages)
+        return approx_count(text_or_messages)
 
     @property
     def token_counter_exact(self) -> bool:
