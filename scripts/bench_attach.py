@@ -94,7 +94,7 @@ def run(csv_mb: float, py_mb: float, workdir: Path) -> dict:
     cfg = LoopConfig(max_steps=5, cell_timeout=600, max_output_chars=20_000, soft_budget=12_000, hard_budget=16_000)
     steps: list[dict] = []
     with EventLog(workdir / "attach.db") as log:
-        agent = Agent(log, ScriptedLLM(lambda m: "```python\n" + next(it) + "\n```"), cfg, session="attach",
+        agent = Agent.open(log, ScriptedLLM(lambda m: "```python\n" + next(it) + "\n```"), cfg, session="attach",
                       on_step=lambda rec, reply, exp: steps.append(
                           {"exposure": exp, "view_tokens_after": agent.view.tokens(), "seconds": rec.overhead_s}))
         with agent:

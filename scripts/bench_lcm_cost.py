@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def dag_cost(taskset: str, window: int, max_new: int, loop: str, limit: int | None) -> dict:
     import tempfile
 
-    from scroll.agent import history_sessions
+    from scroll.session import history_sessions
     from scroll.events import EventLog
     from scroll.lcm import DagStore, SummaryDag
     from scroll.llm.scripted import ScriptedLLM

@@ -43,10 +43,10 @@ def build(label: str, extra_words: int, seed: int, small_tokens: int, workdir: P
 def run_task(log, task, label: str, sandbox: bool, tag: str = "") -> dict:
     from scroll.agent import Agent
     from scroll.config import LoopConfig
-    from scroll.policies import ReferencePolicy
+    from scroll.policies.reference import ReferencePolicy
 
-    with Agent(log, ReferencePolicy(), LoopConfig(sandbox=sandbox), session=f"bench-{label}-{task.question_id}{tag}") as agent:
-        agent._kernel_for_session()  # kernel start is not a step
+    with Agent.open(log, ReferencePolicy(), LoopConfig(sandbox=sandbox), session=f"bench-{label}-{task.question_id}{tag}") as agent:
+        agent.sess.executor()  # kernel start is not a step
         res = agent.run(task.question)
     return {"correct": bool(res.answer is not None and task.check(res.answer)),
             "overheads": [s.overhead_s * 1000 for s in res.steps],

@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> dict:
     from scroll.llm import make_llm
     from scroll.managers import make_manager
     from scroll.managers.base import Budget
-    from scroll.policies import ReferencePolicy
+    from scroll.policies.reference import ReferencePolicy
 
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -477,7 +477,7 @@ def main() -> None:
                   cache=False, kind="report")
         result = json.loads(out_json.read_text())
         result["experiment"] = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "teachers_only": True,
-                                "rows": {"teacher": "regex teacher: scroll.policies.ReferencePolicy (its `generated` "
+                                "rows": {"teacher": "regex teacher: scroll.policies.reference.ReferencePolicy (its `generated` "
                                                     "pack; deterministic, NOT a model)",
                                          "writer": f"wording-robust teacher: --teacher {writer_policy} (no pack; "
                                                    "deterministic, NOT a model)"},
@@ -647,7 +647,7 @@ def main() -> None:
         "data": None if a.data is None else {"file": str(a.data), "sha256": fingerprint(a.data),
                                              "parts": (collect or {}).get("data"),
                                              "evaluated_on": "held_out (histories no training row comes from)"},
-        "rows": {"teacher": "regex teacher: scroll.policies.ReferencePolicy (deterministic, NOT a model)",
+        "rows": {"teacher": "regex teacher: scroll.policies.reference.ReferencePolicy (deterministic, NOT a model)",
                  **({"writer": f"wording-robust teacher: --teacher {writer_policy} (deterministic, NOT a model)"}
                     if writer_policy else {}),
                  "untrained": f"the base student ({n_untrained or 'all'} tasks per split)",

@@ -25,29 +25,15 @@ from .controls import show_controls
 from .files.attach import file_refs
 from .headlines import render_files
 from .llm.constraints import REPLY_PATTERN, Regex, Support, probe
+from .capability import ALL_SESSIONS
+from .executor import Executor
+from .llm.base import LLMError
 from .origin import Origin
-from .packs import check_kernel_pack, get_pack
-from .prompts import SYSTEM_PROMPT, kernel_prelude, system_prompt as pack_system_prompt
-from .reply import NO_CODE, extract_code, extract_headline
+from .prompts import SYSTEM_PROMPT, system_prompt as pack_system_prompt
 from .records import estimate_tokens
+from .reply import NO_CODE, extract_code, extract_headline
+from .session import Session, history_sessions, open_session
 from .view import Step, View, chatml, history_preamble, prefix_reuse
-
-ALL_SESSIONS = "*"  # Agent.run(sessions=ALL_SESSIONS): the whole log is in scope
-
-
-def _resolve_pack(configured: str | None, required: str | None) -> str | None:
-    """The run's task pack: the loop config's, or the one a policy is written for (the regex
-    teacher needs its pack's helpers); a policy's pack that differs from the config's is refused."""
-    if required and configured and required != configured:
-        raise ValueError(f"this policy writes cells for the {required!r} task pack, but the loop config names "
-                         f"{configured!r}")
-    return configured or required
-
-
-def history_sessions(log) -> list[str]:
-    """Every session that holds history-origin events: the default scope of a run."""
-    return [s["session"] for s in log.sessions(origins=frozenset({Origin.HISTORY.value}))]
-
 
 @dataclass
 class StepRecord:
@@ -86,56 +72,37 @@ class RunResult:
 
 
 class Agent:
-    def __init__(self, log, llm, config: LoopConfig | None = None, *, session: str,
-                 kernel=None, on_step: Callable[[StepRecord, str, str], None] | None = None,
-                 system_prompt: str | None = None, map_llm=None, delegation=None):
-        """`kernel`: any executor with the kernel's `execute(code, timeout)` (default: the
-        sandboxed Kernel with `ms` and the toolkit); `system_prompt`: the rules the model
-        gets (default: scroll.prompts' core prompt in the config's `prompt` style; another
-        executor needs its own, e.g. the LCM baseline's tool cells). A custom prompt is logged
-        with the task. `map_llm`, `delegation`: ms.llm_map's backend and the agent_map task tree
-        (scroll.operators)."""
-        self.log, self.llm, self.cfg, self.session = log, llm, config or LoopConfig(), session
+    def __init__(self, session: Session, *, on_step: Callable[[StepRecord, str, str], None] | None = None,
+                 system_prompt: str | None = None):
+        """One agent loop over a composed session (scroll.session.open_session; `Agent.open` composes
+        and constructs in one call). `system_prompt`: the rules the model gets (default: scroll.prompts'
+        core prompt in the config's `prompt` style; another executor needs its own, e.g. the LCM
+        baseline's tool cells). A custom prompt is logged with the task."""
+        self.sess = session
+        self.log, self.llm, self.cfg, self.session = session.log, session.llm, session.config, session.name
         self._reply_constraint: Regex | None = None  # LoopConfig.constrain_replies, once the backend is probed
-        self.pack = get_pack(_resolve_pack(self.cfg.pack, getattr(llm, "pack", None)))
-        self.pack_name = self.pack.name if self.pack else None
+        self.pack, self.pack_name = session.pack, session.pack_name
         self.system_prompt = system_prompt or pack_system_prompt(self.pack, self.cfg.prompt)
-        if kernel is not None:
-            check_kernel_pack(kernel, self.pack_name)
         self.on_step = on_step
-        count = getattr(llm, "count_tokens", None)
+        count = getattr(self.llm, "count_tokens", None)
         self.count = count if callable(count) else estimate_tokens
-        self.exact = bool(getattr(llm, "token_counter_exact", False))
-        self._kernel = kernel
+        self.exact = bool(getattr(self.llm, "token_counter_exact", False))
         self.view: View | None = None
-        from .capability import Capability
-        from .files import FileAttacher, FileLimits
-        from .operators import OperatorEngine
-        # the one `ms` of this agent's kernel (a given kernel brings its own); each run sets its scope
-        self.capability = getattr(kernel, "capability", None) or Capability(
-            log, sessions=(), own_session=session,
-            headlines=lambda: [h.to_dict() for h in self.view.index.entries()] if self.view else [],
-            operators=OperatorEngine.for_loop(log, session, llm, self.cfg, map_llm=map_llm, delegation=delegation,
-                                              scope=lambda: self.capability.sessions_scope),
-            files=FileAttacher(log, session, FileLimits.from_config(self.cfg)))
+        self.capability = session.capability  # the one `ms` of this session; each run sets its scope
 
-    def _kernel_for_session(self):
-        if self._kernel is None:
-            from .kernel import Kernel
-
-            self._kernel = Kernel(
-                self.log, self.session, memory_limit=self.cfg.memory_limit,
-                max_output_chars=self.cfg.max_output_chars, timeout=self.cfg.cell_timeout,
-                sandbox=True if self.cfg.sandbox else "off", prelude=kernel_prelude(self.pack),
-                capability=self.capability, stateless=not self.cfg.persistent_kernel,
-            )
-        return self._kernel
+    @classmethod
+    def open(cls, log, llm, config: LoopConfig | None = None, *, session: str, kernel: Executor | None = None,
+             on_step: Callable[[StepRecord, str, str], None] | None = None, system_prompt: str | None = None,
+             map_llm=None, delegation=None) -> "Agent":
+        """Compose the session and the agent: `kernel` is any Executor (default: the sandboxed Kernel
+        with `ms` and the toolkit, started on first use); `map_llm`, `delegation`: ms.llm_map's
+        backend and the agent_map task tree (scroll.operators). Sub-sessions open the same way."""
+        sess = open_session(log, llm, config, name=session, executor=kernel, sub_agent=cls.open,
+                            map_llm=map_llm, delegation=delegation)
+        return cls(sess, on_step=on_step, system_prompt=system_prompt)
 
     def close(self) -> None:
-        if self._kernel is not None:
-            self._kernel.close()
-            self._kernel = None
-        getattr(self.capability, "close", lambda: None)()  # its operator jobs die with the session
+        self.sess.close()
 
     def __enter__(self) -> "Agent":
         return self
@@ -163,8 +130,6 @@ class Agent:
         return self._append("scroll", "note", text, meta)
 
     def _call_model(self, messages):
-        from .llm import LLMError
-
         last: Exception | None = None
         kw = {} if self._reply_constraint is None else {"constraint": self._reply_constraint}
         for attempt in range(self.cfg.backend_retries + 1):
@@ -202,8 +167,6 @@ class Agent:
 
     def _safe_count(self, x) -> int:
         """The backend's counter; if it fails mid-session, the approximate one (noted once)."""
-        from .llm import LLMError
-
         try:
             return self.count(x)
         except LLMError as e:
@@ -274,8 +237,9 @@ class Agent:
                          soft_budget=cfg.soft_budget, hard_budget=cfg.hard_budget,
                          use_index=cfg.headline_index, preamble=preamble)
         self.view.index.tier_cap = cfg.tier_cap
+        self.sess.headlines.index = self.view.index
         done = self._rebuild_view(opened[1]) if opened is not None else 0
-        kernel = self._kernel_for_session()
+        kernel = self.sess.executor()
         derive = self._derive_headline(task)
         result = RunResult(self.session, task, None, "max_steps", backend=backend, sessions=granted,
                            pack=self.pack_name)

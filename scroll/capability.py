@@ -59,6 +59,9 @@ class Budgets:
     max_recent: int = 10_000
 
 
+ALL_SESSIONS = "*"  # a run's scope that is the whole log (Agent.run(sessions=ALL_SESSIONS))
+
+
 class CapabilityError(ValueError):
     """A request the capability refuses (bad argument, over budget, out of scope)."""
 
@@ -111,11 +114,7 @@ class Capability:
                  operators: Any = None, files: Any = None):
         self.log = log
         self.operators = operators  # scroll.operators.OperatorEngine, or None: no model calls
-        if files is None and own_session is not None:
-            from .files import FileAttacher
-
-            files = FileAttacher(log, own_session)
-        self.files = files  # scroll.files.FileAttacher (default limits), or None: no attach
+        self.files = files  # scroll.files.FileAttacher of own_session, or None: no attach
         self.own_session = own_session
         self.sessions_scope: frozenset[str] | None = None
         self.set_scope(sessions)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from . import migrations
+from .log_copy import snapshot
 from .migrations import LogError, connect_readonly
 from .origin import Origin
 from .payloads import PayloadError, PayloadStore
@@ -430,8 +431,6 @@ class EventLog:
         """Copy this log (events and payloads; not the index, not the label sidecar) to a NEW
         file `dest`: a consistent point-in-time copy (SQLite's backup API) whose seqs and hash
         chain are the same. Runs that must not change a shared log work on a snapshot."""
-        from .log_copy import snapshot
-
         return snapshot(self.conn, self._lock, self.payloads.root, dest)
 
     def check_integrity(self) -> None:

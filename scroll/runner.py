@@ -6,7 +6,7 @@
 
 One runner for `scroll collect`, `scroll distill eval` and the benchmark harness. Each task
 (a `TaskRef`: task_id, split, db, task, sessions; see scroll.tasks.splits) runs the real loop:
-`Agent(EventLog(<snapshot of ref.db>), llm, cfg, session="run-<uuid8>").run(ref.task.question,
+`Agent.open(EventLog(<snapshot of ref.db>), llm, cfg, session="run-<uuid8>").run(ref.task.question,
 sessions=ref.sessions)` with the kernel the loop config asks for (sandboxed by default).
 Each task gets its own snapshot of its history log (out_dir/logs/<task_id>.db), Agent and
 kernel, so the task set's logs stay as built and reruns see the same rankings. Only the question and the granted sessions reach the
@@ -197,7 +197,7 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
                 # the question and the granted history only: no ids, no labels, no meta
                 ans = manager.answer(log, task.question, sessions=list(ref.sessions), llm=llm, budget=budget)
                 return _manager_record(base, task, ans, started, t0)
-            with Agent(log, llm, cfg, session=session) as agent:
+            with Agent.open(log, llm, cfg, session=session) as agent:
                 # the question and the granted history only: no ids, no labels, no meta
                 res = agent.run(task.question, sessions=list(ref.sessions))
     except Exception as e:  # noqa: BLE001 - the sandbox refused, the log is locked, the backend failed, ...

@@ -23,7 +23,7 @@ def _cfg(**kw):
 def _run(log, replies, cfg, session):
     exposures: list[str] = []
     llm = ScriptedLLM([f"```python\n{r}\n```" for r in replies])
-    with Agent(log, llm, cfg, session=session, on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+    with Agent.open(log, llm, cfg, session=session, on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("What did I say about Quimper?")
     assert all(s.matches for s in step_prompts(log, session)), "the export must rebuild every prompt exactly"
     return res, exposures, llm

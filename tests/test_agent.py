@@ -36,7 +36,7 @@ def test_loop_plumbing_no_code_broken_code_runaway_output_final(log):
         "x = next(m.group() for h in hits for m in [re.search(r'\\d{4}', ms.expand(h.seq).text)] if m)\nfinal(x)\n```",
     ]
     llm = ScriptedLLM(replies)
-    with Agent(log, llm, _cfg(cell_timeout=3), session="t1") as agent:
+    with Agent.open(log, llm, _cfg(cell_timeout=3), session="t1") as agent:
         res = agent.run("What is my locker code?")
     assert res.reason == "final" and res.answer == "4817"
     assert [s.had_code for s in res.steps] == [False, True, True, True, True]
@@ -56,7 +56,7 @@ def test_backend_errors_end_cleanly_with_reason(log):
     def boom(messages):
         raise LLMError("server down", retryable=True)
 
-    with Agent(log, ScriptedLLM(boom), _cfg(backend_retries=1), session="t2") as agent:
+    with Agent.open(log, ScriptedLLM(boom), _cfg(backend_retries=1), session="t2") as agent:
         res = agent.run("anything")
     assert res.reason == "backend_error" and res.answer is None
     notes = [e.text for e in log.events(session="t2") if e.kind == "note"]
@@ -64,9 +64,9 @@ def test_backend_errors_end_cleanly_with_reason(log):
 
 
 def test_no_code_strikes_and_step_limit(log):
-    with Agent(log, ScriptedLLM(lambda m: "no code here"), _cfg(no_code_strikes=2), session="t3") as agent:
+    with Agent.open(log, ScriptedLLM(lambda m: "no code here"), _cfg(no_code_strikes=2), session="t3") as agent:
         assert agent.run("x").reason == "no_code"
-    with Agent(log, ScriptedLLM(lambda m: "```python\nprint(1)\n```"), _cfg(max_steps=3), session="t4") as agent:
+    with Agent.open(log, ScriptedLLM(lambda m: "```python\nprint(1)\n```"), _cfg(max_steps=3), session="t4") as agent:
         res = agent.run("x")
         assert res.reason == "max_steps" and len(res.steps) == 3
 
@@ -81,7 +81,7 @@ def test_many_evictions_keep_every_seq_reachable_and_index_logarithmic(log):
         return f"```python\nv{step['n']} = {step['n']}\nprint('row' * 400, {step['n']})\n```"
 
     cfg = _cfg(max_steps=120, soft_budget=1500, hard_budget=2200, max_output_chars=1500, tier_cap=4)
-    with Agent(log, ScriptedLLM(writer), cfg, session="t5") as agent:
+    with Agent.open(log, ScriptedLLM(writer), cfg, session="t5") as agent:
         res = agent.run("keep going")
         view = agent.view
         assert res.evictions > 80
@@ -93,13 +93,13 @@ def test_many_evictions_keep_every_seq_reachable_and_index_logarithmic(log):
         for seq in session_seqs:
             assert seq in in_view or view.index.find(seq) is not None, seq
         # the model can navigate back from inside the kernel
-        r = agent._kernel.execute("h = ms.headlines(); print(len(h), h[0]['lo'], h[0]['hi'])")
+        r = agent.sess.executor().execute("h = ms.headlines(); print(len(h), h[0]['lo'], h[0]['hi'])")
         n, lo, hi = map(int, r.stdout.split())
         assert n == len(entries) and (lo, hi) == (entries[0].lo, entries[0].hi)
-        r = agent._kernel.execute(f"print(ms.expand({lo}, {hi})[0].kind)")
+        r = agent.sess.executor().execute(f"print(ms.expand({lo}, {hi})[0].kind)")
         assert r.stdout.strip() == "message"
         # a resident variable from long-evicted step 3 is still there
-        assert agent._kernel.execute("print(v3)").stdout.strip() == "3"
+        assert agent.sess.executor().execute("print(v3)").stdout.strip() == "3"
     headline_events = [e for e in log.events(session="t5") if e.kind == "headline"]
     assert len(headline_events) == res.evictions
 
@@ -115,14 +115,14 @@ def test_resume_after_crash_rebuilds_view_and_state(tmp_path):
         raise SystemExit("simulated crash of the host process")  # not an LLMError: the loop dies
 
     with EventLog(path) as log:
-        agent = Agent(log, ScriptedLLM(crashy), _cfg(), session="r")
+        agent = Agent.open(log, ScriptedLLM(crashy), _cfg(), session="r")
         with pytest.raises(SystemExit):
             agent.run("compute")
         agent.close()
         assert "final" not in [e.kind for e in log.events(session="r")]
     with EventLog(path) as log:
         replies = ["```python\nprint(secret + 1)\n```", "```python\nfinal(secret + 1)\n```"]
-        with Agent(log, ScriptedLLM(replies), _cfg(), session="r") as agent:
+        with Agent.open(log, ScriptedLLM(replies), _cfg(), session="r") as agent:
             res = agent.run(resume=True)
             assert res.answer == "42" and res.reason == "final"
             assert res.steps[0].step == 2  # continued, not restarted
@@ -130,11 +130,11 @@ def test_resume_after_crash_rebuilds_view_and_state(tmp_path):
             assert "42" in agent.view.steps[1].exposure
         assert [e.kind for e in log.events(session="r")].count("task") == 1
         with pytest.raises(ValueError, match="no unfinished task"):
-            Agent(log, ScriptedLLM([]), _cfg(), session="r").run(resume=True)
+            Agent.open(log, ScriptedLLM([]), _cfg(), session="r").run(resume=True)
 
 
 def test_reference_policy_demo_all_correct_small_exposure_prefix_reuse(tmp_path):
-    from scroll.policies import ReferencePolicy
+    from scroll.policies.reference import ReferencePolicy
     from scroll.tasks import build_demo_log
 
     log, tasks = build_demo_log(tmp_path / "demo.db", seed=0, target_tokens=200_000)
@@ -145,7 +145,7 @@ def test_reference_policy_demo_all_correct_small_exposure_prefix_reuse(tmp_path)
     assert policy.describe()["backend"] == "reference-policy"
     overheads, reuses = [], []
     for t in tasks:
-        with Agent(log, policy, _cfg(soft_budget=6000, hard_budget=8000), session=f"q-{t.question_id}") as agent:
+        with Agent.open(log, policy, _cfg(soft_budget=6000, hard_budget=8000), session=f"q-{t.question_id}") as agent:
             res = agent.run(t.question)
         assert res.reason == "final" and t.check(res.answer), (t.question, t.answer, res.answer)
         exposure = sum(s.exposure_tokens for s in res.steps)
@@ -163,7 +163,7 @@ def test_loop_with_local_transformers_backend(log, tiny_model_dir):
 
     llm = make_llm(LLMConfig(backend="transformers", model=str(tiny_model_dir), max_tokens=24))
     assert llm.token_counter_exact
-    with Agent(log, llm, _cfg(max_steps=3, max_new_tokens=24), session="tf") as agent:
+    with Agent.open(log, llm, _cfg(max_steps=3, max_new_tokens=24), session="tf") as agent:
         res = agent.run("Say hello")
     assert len(res.steps) >= 1 and res.reason in ("no_code", "max_steps", "final", "max_tokens")
     assert all(s.view_tokens <= 4000 for s in res.steps)
@@ -180,7 +180,7 @@ def test_loop_against_real_vllm_server(log, tiny_server):
     llm = make_llm(LLMConfig.from_yaml("openai", base_urls=tiny_server.base_urls,
                                        model=tiny_server.served_model_name, max_tokens=32))
     cfg = _cfg(max_steps=4, max_new_tokens=32, no_code_strikes=4)
-    with Agent(log, llm, cfg, session="vllm") as agent:
+    with Agent.open(log, llm, cfg, session="vllm") as agent:
         res = agent.run("What is 2 + 2? Use code.")
     assert len(res.steps) == 4 or res.reason in ("final", "no_code")
     msgs = [e for e in log.events(session="vllm") if e.kind == "message" and e.role == "assistant"]
@@ -195,9 +195,9 @@ def test_loop_against_real_vllm_server(log, tiny_server):
 
 def test_ms_search_leaves_out_the_agents_own_cells_unless_asked(log):
     log.append(session="hist", role="user", text="the zebrafish tank needs a new heater")
-    with Agent(log, ScriptedLLM([]), _cfg(), session="own") as agent:
+    with Agent.open(log, ScriptedLLM([]), _cfg(), session="own") as agent:
         agent.capability.set_scope(["hist"])  # what a run granting the history session does
-        k = agent._kernel_for_session()
+        k = agent.sess.executor()
         k.execute("q = 'zebrafish heater'; print(q)")  # a cell whose code and output hold the words
         r = k.execute("print([(h.seq, h.kind) for h in ms.search(q)])\n"
                       "print(sorted({h.kind for h in ms.search(q, origin='*')}))\n"

@@ -157,7 +157,7 @@ def test_demo_replaces_its_own_log_and_with_force_any_log(tmp_path):
 
 def test_demo_gives_the_agent_no_labels(tmp_path):
     from scroll import EventLog
-    from scroll.agent import history_sessions
+    from scroll.session import history_sessions
 
     db = tmp_path / "d.db"
     r = runner.invoke(app, ["demo", "--db", str(db), "--tokens", "20000", "--json"])

@@ -53,14 +53,16 @@ def test_the_scope_reduction_rule():
 
 def test_the_engine_refuses_before_anything_runs(log):
     llm = ScriptedLLM(["never called"])
-    eng = OperatorEngine(log, "root", llm=llm, config=_cfg(), limits=OperatorLimits(agent_map_sessions=4))
+    eng = OperatorEngine(log, "root", llm=llm, config=_cfg(), limits=OperatorLimits(agent_map_sessions=4),
+                         sub_agent=GreedyAgent)
     with pytest.raises(CapabilityError, match="delegates the whole list"):
         eng.agent_map(n=2, nbytes=0, task="t", retain="merge", delegate="one part", chunk=2)
     with pytest.raises(CapabilityError, match="`retain` must name"):
         eng.agent_map(n=2, nbytes=0, task="t", retain=" ", delegate="one part")
     with pytest.raises(BudgetExceeded, match="start 5 sub-session"):
         eng.agent_map(n=5, nbytes=0, task="t", retain="merge", delegate="one part")
-    small = OperatorEngine(log, "root2", llm=llm, config=_cfg(), limits=OperatorLimits(model_calls_budget=20))
+    small = OperatorEngine(log, "root2", llm=llm, config=_cfg(), limits=OperatorLimits(model_calls_budget=20),
+                           sub_agent=GreedyAgent)
     with pytest.raises(BudgetExceeded, match="agent_map of 3 sub-session\\(s\\) needs up to 27 model calls"):
         small.agent_map(n=3, nbytes=0, task="t", retain="merge", delegate="one part")
     bare = OperatorEngine(log, "root3", llm=llm)                        # no loop config: no sub-sessions
@@ -90,7 +92,7 @@ class GreedyAgent:
 
         self.llm.complete([{"role": "user", "content": task}], max_tokens=8)
         eng = OperatorEngine(self.log, self.session, llm=self.llm, config=self.cfg, map_llm=self.map_llm,
-                             limits=OperatorLimits.from_config(self.cfg), delegation=self.d)
+                             limits=OperatorLimits.from_config(self.cfg), delegation=self.d, sub_agent=GreedyAgent)
         n = self.d.holds
         try:
             st = eng.agent_map(n=n, nbytes=0, task="again", retain="merge", delegate="part", chunk=max(1, n - 1))
@@ -106,14 +108,12 @@ class GreedyAgent:
 
 
 @pytest.mark.parametrize("sessions,expect", [(64, 6), (3, 2)])
-def test_an_always_delegating_tree_terminates_within_the_bounds(log, monkeypatch, sessions, expect):
-    import scroll.agent
-
-    monkeypatch.setattr(scroll.agent, "Agent", GreedyAgent)
+def test_an_always_delegating_tree_terminates_within_the_bounds(log, sessions, expect):
     GreedyAgent.tree = []
     llm = ScriptedLLM(lambda m: "ok")
     cfg = _cfg(agent_map_sessions=sessions)
-    root = OperatorEngine(log, "root", llm=llm, config=cfg, limits=OperatorLimits.from_config(cfg))
+    root = OperatorEngine(log, "root", llm=llm, config=cfg, limits=OperatorLimits.from_config(cfg),
+                          sub_agent=GreedyAgent)
     st = root.agent_map(n=5, nbytes=0, task="count", retain="sum the counts", delegate="count a part", chunk=4)
     root.map_items(st["stage"], list(range(5)))
     job = root.jobs[root.map_start(st["stage"])["job"]]
@@ -162,7 +162,7 @@ def test_through_agent_run_sub_sessions_with_their_own_kernels(log):
 
     exposures = []
     cfg = _cfg(max_steps=4, max_total_tokens=20_000, agent_map_depth=1)
-    with Agent(log, ScriptedLLM(route), cfg, session="root",
+    with Agent.open(log, ScriptedLLM(route), cfg, session="root",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("Upper-case the fruits.")
     assert res.reason == "final" and res.answer == "APPLE,PEAR", exposures

@@ -195,7 +195,7 @@ def _agent(log, cells, session, **cfg):
     it = iter(cells)
     exposures: list[str] = []
     config = LoopConfig(**{"max_steps": len(cells) + 1, "cell_timeout": 60, "max_output_chars": 4000, **cfg})
-    agent = Agent(log, ScriptedLLM(lambda m: "```python\n" + next(it) + "\n```"), config, session=session,
+    agent = Agent.open(log, ScriptedLLM(lambda m: "```python\n" + next(it) + "\n```"), config, session=session,
                   on_step=lambda rec, reply, exp: exposures.append(exp))
     return agent, exposures
 

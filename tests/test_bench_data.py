@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from scroll.bench.beam import write_beam
 from scroll.bench.data_judges import FormatJudge, exact_or_contains, rubric_overlap
-from scroll.bench.datasets import DataTask, prepare
+from scroll.bench.data_task import DataTask
+from scroll.bench.datasets import prepare
 from scroll.bench.judges import LLMJudge
 from scroll.bench.oolong import write_oolong
 from scroll.cli import app

@@ -115,7 +115,7 @@ def test_llm_map_asks_for_its_schema_and_falls_back_through_agent_run(grammar_se
     unguided (the reason logged, nothing crashes); one that ignores it is found by the probe."""
     cfg = LoopConfig(max_steps=3, cell_timeout=25, max_output_chars=2000, soft_budget=3000, hard_budget=4000)
     exposures = []
-    with Agent(log, _llm(grammar_server), cfg, session="g",
+    with Agent.open(log, _llm(grammar_server), cfg, session="g",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("Label the numbers.")
     assert res.reason == "final" and res.answer == "done", exposures
@@ -151,7 +151,7 @@ def test_schema_the_engine_cannot_compile_falls_back_mid_map(log):
     try:
         cfg = LoopConfig(max_steps=3, cell_timeout=25, max_output_chars=2000, soft_budget=3000, hard_budget=4000)
         exposures = []
-        with Agent(log, _llm(srv), cfg, session="f", on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+        with Agent.open(log, _llm(srv), cfg, session="f", on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
             res = agent.run("Label the numbers.")
     finally:
         srv.stop()
@@ -168,7 +168,7 @@ def test_constrained_replies_through_agent_run(grammar_server, log):
     and the task records it; any other backend runs unconstrained with a note that says why."""
     cfg = LoopConfig(max_steps=3, cell_timeout=25, max_output_chars=2000, soft_budget=3000, hard_budget=4000,
                      constrain_replies=True, map_structured=False)
-    with Agent(log, _llm(grammar_server), cfg, session="c") as agent:
+    with Agent.open(log, _llm(grammar_server), cfg, session="c") as agent:
         res = agent.run("Label the numbers.")
     assert res.reason == "final" and res.answer == "done"
     task = next(log.events(session="c", kind="task"))

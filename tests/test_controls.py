@@ -28,7 +28,7 @@ def test_the_exposure_escapes_them_and_the_log_keeps_them(log):
     replies = ["```python\nprint('A\\x1b[2J\\x00B', end='')\nraise ValueError('bad\\x1b[31m')\n```",
                "```python\nfinal('done')\n```"]
     cfg = LoopConfig(max_steps=3, cell_timeout=20, soft_budget=3000, hard_budget=4000)
-    with Agent(log, ScriptedLLM(replies), cfg, session="ctl",
+    with Agent.open(log, ScriptedLLM(replies), cfg, session="ctl",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("print something odd")
     assert res.answer == "done"

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from scroll.cli import app
 from scroll.config import LoopConfig
-from scroll.policies import ReferencePolicy
+from scroll.policies.reference import ReferencePolicy
 from scroll.runner import (
     RUNNER_ERROR,
     JsonlAppender,

@@ -11,7 +11,7 @@ import pytest
 from scroll.agent import prompt_sha256
 from scroll.config import LoopConfig
 from scroll.llm import ScriptedLLM
-from scroll.policies import ReferencePolicy
+from scroll.policies.reference import ReferencePolicy
 from scroll.runner import load_records, run_tasks
 from tests.test_runner import make_refs
 

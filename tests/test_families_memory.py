@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from scroll.tasks.check import check_answer
-from scroll.tasks.families import CATEGORIES, FAMILIES, KINDS, category_of
+from scroll.tasks.catalog import CATEGORIES, FAMILIES, KINDS, category_of
 from scroll.tasks.families_memory import ABSENT_FRIENDS, ABSENT_PETS, ABSENT_RELATIVES, MEMORY_FAMILIES
 from scroll.tasks.history import build_history
 from scroll.tasks.pools import ALL
@@ -96,7 +96,7 @@ def test_reference_policy_answers_every_new_family_through_agent_run_in_the_sand
     cfg = LoopConfig(max_steps=5, cell_timeout=30, max_output_chars=2000, soft_budget=3000, hard_budget=6000)
     wrong = []
     with log:
-        with Agent(log, ReferencePolicy(), cfg, session="mem") as agent:
+        with Agent.open(log, ReferencePolicy(), cfg, session="mem") as agent:
             for t in tasks:
                 res = agent.run(t.question)
                 if not t.check(res.answer):

@@ -14,7 +14,8 @@ import re
 import pytest
 
 from scroll.tasks import build_history
-from scroll.tasks.families import ASIDES, FAMILIES, SUMS, WHEN_DONE, Gen
+from scroll.tasks.catalog import FAMILIES
+from scroll.tasks.families import ASIDES, SUMS, WHEN_DONE, Gen
 from scroll.tasks.grammars import FAMILY_KEYS, GRAMMARS, WIDE_DEV, WIDE_DEV2, WIDE_DEV3, WIDE_TEST, WIDE_TRAIN, expand, expansions
 from scroll.tasks.pools import POOLS
 from scroll.tasks.splits import TaskSetSpec, build_taskset

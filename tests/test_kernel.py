@@ -11,7 +11,8 @@ import os
 import pytest
 
 from scroll.events import EventLog
-from scroll.kernel import ExecResult, Kernel, SandboxError
+from scroll.executor import ExecResult
+from scroll.kernel import Kernel, SandboxError
 from scroll.kernel import sandbox as sbx
 from scroll.kernel import uids
 from scroll.capability import Capability
@@ -317,7 +318,7 @@ def test_an_exported_notebook_replays_under_the_runs_sandbox_and_scope(log, tmp_
              "except OSError as e:\n    print('net', type(e).__name__)",
              "final('done')"]
     cfg = LoopConfig(max_steps=4, cell_timeout=20, soft_budget=3000, hard_budget=4000)
-    with Agent(log, ScriptedLLM([f"```python\n{c}\n```" for c in cells]), cfg, session="run1") as agent:
+    with Agent.open(log, ScriptedLLM([f"```python\n{c}\n```" for c in cells]), cfg, session="run1") as agent:
         assert agent.run("find the zeppelin", sessions=["h1"]).answer == "done"
     nb = tmp_path / "run1.ipynb"
     db = str(log.path)

@@ -309,7 +309,7 @@ def test_through_agent_run_in_the_sandboxed_kernel(log):
 
     exposures = []
     cfg = LoopConfig(max_steps=6, cell_timeout=25, max_output_chars=2000, soft_budget=3000, hard_budget=4000)
-    with Agent(log, ScriptedLLM(route), cfg, session="lm", on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+    with Agent.open(log, ScriptedLLM(route), cfg, session="lm", on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("Label the numbers.")
     assert res.reason == "final" and res.answer == "done", exposures
     labels = ["even", "odd", "even", "odd", "even", "ERR", "even", "odd", "even", "odd"]
@@ -342,7 +342,7 @@ def test_a_kernel_restart_replays_the_map_without_calling_the_model(log):
     llm = ScriptedLLM(lambda m: "```python\n" + next(loop) + "\n```" if m[0]["content"] == SYSTEM_PROMPT else mapper(m))
     exposures = []
     cfg = LoopConfig(max_steps=5, cell_timeout=20, max_output_chars=2000, soft_budget=3000, hard_budget=4000)
-    with Agent(log, llm, cfg, session="rs", on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
+    with Agent.open(log, llm, cfg, session="rs", on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("Label.")
     assert res.answer == "ok", exposures
     assert "replayed 1 logged cell" in exposures[1], exposures[1]

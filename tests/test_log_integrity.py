@@ -20,7 +20,7 @@ import pytest
 
 from scroll import EventLog
 from scroll.events import LogError
-from scroll.log_copy import copy_log
+from scroll.log_migrate import copy_log
 from scroll.migrations import AGENT_KINDS, LATEST, SCHEMA_V1
 from scroll.origin import Origin
 

@@ -258,7 +258,7 @@ def test_toolbox_drives_the_real_agent_loop(lcm_hist):
     llm = ScriptedLLM(lambda m: responder(m) if m[0]["content"].startswith(("Summarize", "Compress"))
                       else next(replies))
     box = LcmToolbox(lcm_hist, "run-agent", llm, config=LcmConfig(**CFG))
-    with Agent(lcm_hist, llm, LoopConfig(max_steps=4), session="run-agent", kernel=box) as agent:
+    with Agent.open(lcm_hist, llm, LoopConfig(max_steps=4), session="run-agent", kernel=box) as agent:
         result = agent.run("Which word follows 'timber'?", sessions=LCM_GRANTED)
     assert result.answer == "walnut" and result.reason == "final" and len(result.steps) == 2
     assert "1 turn(s)" in lcm_hist.expand(result.steps[0].last_seq).text

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from scroll.bench.oolong import LABELS, generate_window, write_oolong
 from scroll.operators.llm_map import item_messages
-from scroll.policies import ReferencePolicy
+from scroll.policies.reference import ReferencePolicy
 from scroll.policies.mapper import RuleMapper, classify, instance_of
 from scroll.policies.oolong_programs import Ask, instruction, match_oolong, parse_query
 

@@ -107,7 +107,7 @@ def test_helpers_through_agent_run_in_the_sandboxed_kernel(hist):
                "```python\nfinal(n)\n```"]
     cfg = LoopConfig(max_steps=3, cell_timeout=20, max_output_chars=1500, soft_budget=3000, hard_budget=4000,
                      pack="generated")
-    with Agent(hist, ScriptedLLM(replies), cfg, session="tk",
+    with Agent.open(hist, ScriptedLLM(replies), cfg, session="tk",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("How many times did I go to the dentist?")
     assert res.reason == "final" and res.answer == "2", (res, exposures)

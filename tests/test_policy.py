@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from scroll.policies import BACKEND, ReferencePolicy
+from scroll.policies.reference import BACKEND, ReferencePolicy
 from scroll.reply import extract_code
 from scroll.policies.harness import SimKernel, run_episode
 from scroll.tasks import build_demo_log
@@ -140,7 +140,7 @@ def test_agent_loop_with_sim_kernel(demo, tmp_path):
     for i, task in enumerate(tasks):
         session = f"agent-{i}"
         kernel = SimKernel(log, pack="generated", session=session)
-        with agent_mod.Agent(log, ReferencePolicy(), LoopConfig(max_steps=6, sandbox=False), session=session,
+        with agent_mod.Agent.open(log, ReferencePolicy(), LoopConfig(max_steps=6, sandbox=False), session=session,
                              kernel=kernel) as agent:
             res = agent.run(task.question)
         assert res.reason == "final" and task.check(res.answer), (task.question, res.answer)

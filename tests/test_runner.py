@@ -11,7 +11,7 @@ import pytest
 from scroll.config import LoopConfig
 from scroll.events import EventLog
 from scroll.llm import ScriptedLLM
-from scroll.policies import ReferencePolicy
+from scroll.policies.reference import ReferencePolicy
 from scroll.runner import RUNS_FILE, RUNNER_ERROR, interleave_histories, load_records, run_tasks
 
 try:  # the task-set module (scroll/tasks/splits.py); a stand-in with its interface until it lands
@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover
 
 def make_refs(tmp_path: Path, seeds=(0,), tokens: int = 10_000, split: str = "train") -> list:
     """Small generated histories (one log per seed) and a TaskRef per question."""
-    from scroll.agent import history_sessions
+    from scroll.session import history_sessions
     from scroll.tasks import build_demo_log
 
     refs = []

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from scroll.events import EventLog
-from scroll.tasks.families import KINDS
+from scroll.tasks.catalog import KINDS
 from scroll.tasks.pools import POOLS
 from scroll.tasks.splits import TaskSet, TaskSetSpec, build_taskset
 from scroll.tasks.wordings import EVIDENCE_KEYS, PARAPHRASE, TRAIN, template_regex

@@ -16,7 +16,7 @@ def hist():
 def test_longmemeval_roundtrip_and_policy(hist, tmp_path):
     from scroll.events import EventLog
     from scroll.importers import import_rows, parse_file
-    from scroll.policies import ReferencePolicy
+    from scroll.policies.reference import ReferencePolicy
     from scroll.policies.harness import SimKernel, run_episode
 
     path = write_longmemeval(hist, tmp_path / "lme.json")

@@ -180,7 +180,7 @@ def test_helpers_through_agent_run_in_the_sandboxed_kernel(hist):
     replies = ['```python\nhits = ms.search("orthodontist", k=None, role="user")\nn = count_of(hits, "orthodontist")\n```',
                "```python\nfinal(n)\n```"]
     cfg = LoopConfig(max_steps=3, cell_timeout=20, max_output_chars=1500, soft_budget=3000, hard_budget=4000)
-    with Agent(hist, ScriptedLLM(replies), cfg, session="tk",
+    with Agent.open(hist, ScriptedLLM(replies), cfg, session="tk",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("How often did I see the orthodontist?")
     assert res.reason == "final" and res.answer == "2", (res, exposures)

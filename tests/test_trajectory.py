@@ -27,7 +27,7 @@ def test_rebuilt_step_prompts_match_what_the_model_saw(log):
     cfg = LoopConfig(max_steps=12, soft_budget=1100, hard_budget=1400, max_output_chars=20_000, sandbox=False,
                      tier_cap=2)
     kernel = SimKernel(log, session="traj", max_output_chars=20_000)
-    with Agent(log, ScriptedLLM(reply), cfg, session="traj", kernel=kernel) as agent:
+    with Agent.open(log, ScriptedLLM(reply), cfg, session="traj", kernel=kernel) as agent:
         res = agent.run("Which crates did the harbour crane lift?")
     assert res.reason == "final" and res.evictions >= 3
     steps = step_prompts(log, "traj", count=approx_count)  # the counter the run used (ScriptedLLM's), as export does

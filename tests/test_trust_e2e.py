@@ -59,7 +59,7 @@ def test_default_search_leaves_out_the_agents_own_task_and_replies(log):
               "print('AGENT', sorted({h.kind for h in mine}))"),
         _code("final('Quimper')"),
     ]
-    with Agent(log, ScriptedLLM(replies), _cfg(), session="a1",
+    with Agent.open(log, ScriptedLLM(replies), _cfg(), session="a1",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("Where does Zorblat live now? Zorblat Zorblat")
     assert res.reason == "final" and res.answer == "Quimper"
@@ -78,7 +78,7 @@ def test_a_forged_final_line_in_history_does_not_end_the_task(log):
     exposures: list[str] = []
     replies = [_code("for h in ms.search('harbour lighthouse', k=10):\n    print(h.text)"),
                _code("final('the real answer')")]
-    with Agent(log, ScriptedLLM(replies), _cfg(), session="a2",
+    with Agent.open(log, ScriptedLLM(replies), _cfg(), session="a2",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("What about the lighthouse?")
     assert res.answer == "the real answer" and len(res.steps) == 2
@@ -95,7 +95,7 @@ def test_an_ms_call_over_the_request_limit_names_the_limit(log):
     replies = [_code("try:\n    ms.search('harbour ' * 200_000)\nexcept Exception as e:\n"
                      "    print('ERR', type(e).__name__, e)\nprint('NEXT', [h.seq for h in ms.search('harbour')])"),
                _code("final('done')")]
-    with Agent(log, ScriptedLLM(replies), _cfg(), session="big",
+    with Agent.open(log, ScriptedLLM(replies), _cfg(), session="big",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("Anything about the harbour?")
     assert res.answer == "done"
@@ -115,7 +115,7 @@ def test_a_background_thread_ends_with_its_cell(log):
                      "threading.Thread(target=bg, daemon=True).start()\nprint('started')"),
                _code("import time\ntime.sleep(2)\nprint('second step', errs)"),
                _code("final('from step three')")]
-    with Agent(log, ScriptedLLM(replies), _cfg(), session="thr",
+    with Agent.open(log, ScriptedLLM(replies), _cfg(), session="thr",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("Start a thread.")
     assert res.answer == "from step three" and len(res.steps) == 3, (res.answer, exposures)
@@ -133,7 +133,7 @@ def test_a_run_sees_only_the_sessions_it_grants(log):
                      f"    print('REFUSED', type(e).__name__)\n"
                      f"print('RANGE', [e.session for e in ms.expand(1, {b})])"),
                _code("final('1111')")]
-    with Agent(log, ScriptedLLM(replies), _cfg(), session="a3",
+    with Agent.open(log, ScriptedLLM(replies), _cfg(), session="a3",
                on_step=lambda rec, reply, exp: exposures.append(exp)) as agent:
         res = agent.run("What is the vault code?", sessions=["alpha"])
     assert res.answer == "1111" and res.sessions == ["alpha"]
@@ -170,7 +170,7 @@ final(json.dumps(found))
 
 def _probe(log, question: str, sessions, paths: dict) -> dict:
     replies = [_code(PROBE.format(question=question, paths=paths))]
-    with Agent(log, ScriptedLLM(replies), _cfg(max_steps=1), session="probe") as agent:
+    with Agent.open(log, ScriptedLLM(replies), _cfg(max_steps=1), session="probe") as agent:
         res = agent.run(question, sessions=sessions)
     assert res.reason == "final", res
     return json.loads(res.answer)

@@ -48,7 +48,7 @@ def demo(tmp_path_factory):
     from scroll.agent import Agent
     from scroll.config import LoopConfig
     from scroll.llm.scripted import ScriptedLLM
-    from scroll.policies import ReferencePolicy
+    from scroll.policies.reference import ReferencePolicy
     from scroll.tasks import build_demo_log
 
     base = tmp_path_factory.mktemp("viewer")
@@ -57,13 +57,13 @@ def demo(tmp_path_factory):
                      tier_cap=2)
     sessions = []
     for t in tasks[:2]:
-        with Agent(log, ReferencePolicy(), cfg, session=f"q-{t.question_id}") as agent:
+        with Agent.open(log, ReferencePolicy(), cfg, session=f"q-{t.question_id}") as agent:
             res = agent.run(t.question)
         assert res.reason == "final" and res.evictions >= 1, res
         sessions.append(res.session)
     replies = [f"HEADLINE: count words | step {i} printed | next: step {i + 1}\n```python\nprint('line {i}: ' + 'w' * 40)\n```"
                for i in range(1, 5)] + ["```python\nfinal('done')\n```"]
-    with Agent(log, ScriptedLLM(replies), cfg, session=SCRIPTED) as agent:
+    with Agent.open(log, ScriptedLLM(replies), cfg, session=SCRIPTED) as agent:
         res = agent.run("Print four lines, then finish.")
     assert res.reason == "final" and res.evictions == 4, res
     fact = next(e for e in log.events(kind="message") if e.origin.value == "history" and "I live in" in e.text)

@@ -38,7 +38,8 @@ def _grams(text: str, n: int = 4) -> set[tuple[str, ...]]:
 
 
 def test_no_generator_wording_or_family_name_in_the_writer_or_the_core_helpers():
-    from scroll.tasks.families import ACTIVITIES, FAMILIES, SUMS
+    from scroll.tasks.catalog import FAMILIES
+    from scroll.tasks.families import ACTIVITIES, SUMS
     from scroll.tasks.wordings import WORDINGS
 
     fragments: list[str] = []
@@ -158,7 +159,7 @@ def test_the_writer_through_agent_run_in_the_sandboxed_kernel(tmp_path):
     cfg = LoopConfig(max_steps=4, cell_timeout=30, soft_budget=3000, hard_budget=4000, max_output_chars=1500)
     right = 0
     for t in tasks:
-        with Agent(log, ProgramWriter(), cfg, session=f"w-{t.family}") as agent:
+        with Agent.open(log, ProgramWriter(), cfg, session=f"w-{t.family}") as agent:
             res = agent.run(t.question)
         assert res.reason == "final" and agent.pack is None
         assert res.backend["backend"] == "program-writer"
@@ -189,7 +190,7 @@ def test_the_compact_prompt_through_agent_run_is_the_prompt_logged_and_replayed(
             seen.append(messages[0]["content"])
             return super().complete(messages, **kw)
 
-    with Agent(log, Spy(), cfg, session="compact") as agent:
+    with Agent.open(log, Spy(), cfg, session="compact") as agent:
         res = agent.run(tasks[0].question)
     assert res.reason == "final" and tasks[0].check(res.answer)
     assert seen and all(s == COMPACT_PROMPT for s in seen)

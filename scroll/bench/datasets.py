@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,40 +38,10 @@ from ..importers.locomo import CATEGORY
 from ..labels import LabelStore
 from ..tasks.splits import TaskRef
 from .data_judges import FORMATS, FormatJudge
+from .data_task import DataTask, safe_name
 
 MANIFEST = "data.json"
 PROBING_NAMES = ("probing_questions/probing_questions.json", "probing_questions.json", "probing.json")
-
-
-@dataclass
-class DataTask:
-    """One question of a public benchmark, as the runner sees it. No answer in here: `judge`
-    reads it from the label sidecar of `labels_db` under `label_key`, host-side."""
-
-    question_id: str
-    question: str
-    kind: str                        # the category the table groups by
-    family: str                      # the format
-    labels_db: str
-    label_key: str
-    judger: FormatJudge = field(repr=False)
-    history: str = ""                # the history it asks about: questions over one history share it
-
-    @property
-    def judge_name(self) -> str:
-        return self.judger.name
-
-    def label(self) -> dict:
-        lab = LabelStore(self.labels_db).get(self.label_key)
-        if not isinstance(lab, dict):
-            raise LookupError(f"no label {self.label_key!r} next to {self.labels_db}")
-        return lab
-
-    def judge(self, answer: Any):
-        return self.judger.judge(self.label(), answer)
-
-    def check(self, answer: Any) -> bool:
-        return self.judge(answer).correct
 
 
 @dataclass
@@ -103,10 +72,6 @@ def detect_format(path: Path, doc: Any) -> str:
     raise BadInputError(f"{path}: cannot tell the format (expected LongMemEval instances, LoCoMo conversations, a "
                         f"BEAM chat.json or OOLONG rows; got {type_name(doc)}): give --format "
                         f"{'|'.join(FORMATS)}")
-
-
-def _safe(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", s)[:120] or "_"
 
 
 # ---------------------------------------------------------------- history logs
@@ -218,7 +183,7 @@ def _longmemeval(path: Path, items: list, hist: Path, judger: FormatJudge, limit
         sessions = sorted(LabelStore(db).get(key)["sessions"])
         date = inst.get("question_date")
         q = inst["question"] + (f"\n(The question is asked on {date}.)" if isinstance(date, str) and date else "")
-        refs.append(TaskRef(_safe(qid), "longmemeval", db, DataTask(qid, q, inst.get("question_type") or "unknown",
+        refs.append(TaskRef(safe_name(qid), "longmemeval", db, DataTask(qid, q, inst.get("question_type") or "unknown",
                                                                     "longmemeval", str(db), key, judger,
                                                                     history=f"lme-{digest[:16]}"), sessions))
     return refs, len(items), len({r.db for r in refs})
@@ -228,7 +193,7 @@ def _locomo(path: Path, samples: list, hist: Path, judger: FormatJudge, limit: i
     qas = [(si, locomo.sample_id(s, si), qi, qa) for si, s in enumerate(samples) for qi, qa in enumerate(s["qa"])]
     refs: list[TaskRef] = []
     for si, sid, qi, qa in qas[:limit]:
-        db = hist / f"locomo-{_safe(sid)}.db"
+        db = hist / f"locomo-{safe_name(sid)}.db"
 
         def write(log, si=si, db=db):
             parsed = locomo.sample(path, samples[si], si)
@@ -237,7 +202,7 @@ def _locomo(path: Path, samples: list, hist: Path, judger: FormatJudge, limit: i
         _import(db, "locomo", write, n)
         sessions = LabelStore(db).get("locomo")["sessions"]
         qid = f"{sid}-q{qi}"
-        refs.append(TaskRef(_safe(qid), "locomo", db, DataTask(qid, qa["question"], CATEGORY[int(qa["category"])],
+        refs.append(TaskRef(safe_name(qid), "locomo", db, DataTask(qid, qa["question"], CATEGORY[int(qa["category"])],
                                                                "locomo", str(db), f"locomo/{qid}", judger,
                                                                history=f"locomo-{sid}"), sessions))
     return refs, len(qas), len({r.db for r in refs})
@@ -260,7 +225,7 @@ def _beam(beam, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]
     db = hist / "beam.db"
     _import(db, "beam", lambda log: import_beam(beam, log), n)
     sessions = sorted(LabelStore(db).get("beam")["sessions"])
-    refs = [TaskRef(_safe(f"beam-{q.qid}"), "beam", db, DataTask(q.qid, q.question, q.ability, "beam", str(db),
+    refs = [TaskRef(safe_name(f"beam-{q.qid}"), "beam", db, DataTask(q.qid, q.question, q.ability, "beam", str(db),
                                                                  f"beam/{q.qid}", judger, history="beam"), sessions)
             for q in beam.questions[:limit]]
     return refs, len(beam.questions), 1 if refs else 0
@@ -275,7 +240,7 @@ def _oolong(data, hist: Path, judger: FormatJudge, limit: int | None, n: list[in
         _import(db, "oolong", lambda log, wid=q.window_id: import_oolong(data, log, window_id=wid), n)
         text = (f"{w.instructions}\n\n" if w.instructions else "") + q.question  # as import_oolong's probes
         kind = q.task.removeprefix("TASK_TYPE.").lower() or "unknown"
-        refs.append(TaskRef(_safe(f"oolong-{q.qid}"), "oolong", db, DataTask(q.qid, text, kind, "oolong", str(db),
+        refs.append(TaskRef(safe_name(f"oolong-{q.qid}"), "oolong", db, DataTask(q.qid, text, kind, "oolong", str(db),
                                                                              f"oolong/{q.qid}", judger,
                                                                              history=f"oolong-w{q.window_id}"),
                                  ["s001"]))

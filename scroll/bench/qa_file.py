@@ -23,6 +23,7 @@ from ..importers import BadInputError
 from ..importers.strict_json import loads_line
 from ..labels import LabelStore
 from ..tasks.splits import TaskRef
+from .data_task import DataTask, safe_name
 
 _KEYS = {"id", "question", "answer", "sessions", "type", "date"}
 
@@ -100,7 +101,6 @@ def qa_refs(path: Path, db: Path, import_dir: Path, judger, limit: int | None,
     """(refs, questions in the file, histories) for a jsonl-qa file over the log `db`; every
     check passes before `before_write()` and the label write."""
     from ..events import EventLog
-    from .datasets import DataTask, _safe
 
     qs = read_qa(path)
     if not db.is_file():
@@ -124,5 +124,5 @@ def qa_refs(path: Path, db: Path, import_dir: Path, judger, limit: int | None,
         text = q["question"] + (f"\n(The question is asked on {q['date']}.)" if q["date"] else "")
         task = DataTask(q["id"], text, q["type"], "jsonl-qa", str(store_path), f"jsonl-qa/{q['id']}", judger,
                         history=f"qa-{h}")
-        refs.append(TaskRef(_safe(f"qa-{q['id']}"), "jsonl-qa", db, task, q["sessions"]))
+        refs.append(TaskRef(safe_name(f"qa-{q['id']}"), "jsonl-qa", db, task, q["sessions"]))
     return refs, len(qs), len(set(hist))

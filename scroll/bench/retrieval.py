@@ -14,7 +14,7 @@ For each length, one generated history (scroll.tasks.build_demo_log, every famil
   the exposure ratio (tokens its cells printed / tokens of the whole history).
 
 Abstention questions have no evidence: they count for the policy's accuracy only.
-Categories are `scroll.tasks.families.category_of(task.kind)`.
+Categories are `scroll.tasks.catalog.category_of(task.kind)`.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from scroll.tasks.families import BENCH_FAMILIES
+from scroll.tasks.catalog import BENCH_FAMILIES
 
 
 
@@ -45,7 +45,7 @@ def measure_length(target_tokens: int, work: Path, *, k: int = 10, seed: int = 0
     from scroll.packs.generated.programs import match_program
     from scroll.policies.reference import ReferencePolicy
     from scroll.tasks import build_demo_log
-    from scroll.tasks.families import category_of
+    from scroll.tasks.catalog import category_of
     from scroll.tasks.history import sized
 
     db = Path(work) / f"hist-{target_tokens}-s{seed}.db"
@@ -68,7 +68,7 @@ def measure_length(target_tokens: int, work: Path, *, k: int = 10, seed: int = 0
             rows.append(row)
         if policy:
             cfg = LoopConfig(max_steps=4, cell_timeout=60, max_output_chars=1500, soft_budget=3000, hard_budget=4000)
-            with Agent(log, ReferencePolicy(), cfg, session="retrieval-reference") as agent:
+            with Agent.open(log, ReferencePolicy(), cfg, session="retrieval-reference") as agent:
                 for row, t in zip(rows, tasks):
                     res = agent.run(t.question)
                     row["policy_correct"] = bool(res.answer is not None and t.check(res.answer))

@@ -4,7 +4,7 @@ question, recomputed from the runners' JSONL records (never typed in).
     rep = build_table(["var/bench/scroll", "var/bench/rag", ...])   # each a `scroll bench run --out` folder
     to_markdown(rep); plot_table(rep, "table.png")
 
-A row is one (manager, label) pair; categories are `scroll.tasks.families.category_of` of the
+A row is one (manager, label) pair; categories are `scroll.tasks.catalog.category_of` of the
 tasks' kinds (date -> temporal, count and sum -> aggregation; the others as they are; for a
 public benchmark file, its question types: LongMemEval
 question_type, LoCoMo category, BEAM ability, OOLONG task). Records that carry a partial-credit
@@ -52,7 +52,7 @@ def build_table(run_dirs: list[str | os.PathLike], *, allow_mixed_backbones: boo
     models = sorted({str(r.model) for r in recs})
     if len(models) > 1 and not allow_mixed_backbones:
         raise ValueError(f"the records come from several backbones {models}: one table compares managers on ONE model")
-    from scroll.tasks.families import category_of
+    from scroll.tasks.catalog import category_of
 
     cat = {id(r): category_of(r.kind) for r in recs}
     kinds = sorted(set(cat.values()))

@@ -52,7 +52,7 @@ def open_log(path: Path, as_json: bool = False, **kw):
 def _parse_scope(sessions: Optional[str], all_sessions: bool, as_json: bool = False):
     """--sessions / --all-sessions -> Agent.run(sessions=...): None (every history session),
     ALL_SESSIONS (the whole log) or a list of session names (checked by `_check_scope`)."""
-    from scroll.agent import ALL_SESSIONS
+    from scroll.capability import ALL_SESSIONS
 
     if sessions is not None and all_sessions:
         fail("--sessions and --all-sessions exclude each other", as_json=as_json)
@@ -172,9 +172,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     ) -> None:
         """Generate a long multi-session history and answer questions that need exact old details."""
-        from scroll.agent import Agent, history_sessions
+        from scroll.agent import Agent
+        from scroll.session import history_sessions
         from scroll.env import data_dir
-        from scroll.policies import ReferencePolicy
+        from scroll.policies.reference import ReferencePolicy
         from scroll.tasks import build_demo_log
 
         try:
@@ -211,7 +212,7 @@ def register(app: typer.Typer) -> None:
                 if not as_json:
                     c.rule(f"[bold cyan]{t.question_id}[/] {t.question}")
                 # the agent gets the question and the history's sessions, never the label data
-                with Agent(log, policy, cfg, session=f"demo-{n}",
+                with Agent.open(log, policy, cfg, session=f"demo-{n}",
                            on_step=None if (as_json or quiet) else _show_step(c, label)) as agent:
                     try:
                         res = agent.run(t.question, sessions=history)
@@ -280,7 +281,7 @@ def register(app: typer.Typer) -> None:
         c = console()
         with open_log(db_path(db), as_json) as log:
             _check_scope(scope, log, as_json)
-            with Agent(log, model, cfg, session=session,
+            with Agent.open(log, model, cfg, session=session,
                        on_step=None if as_json else _show_step(c, "model")) as agent:
                 res = agent.run(task, sessions=scope)
         failed = res.reason == "backend_error"
@@ -334,7 +335,7 @@ def register(app: typer.Typer) -> None:
             if not as_json:
                 c.print(Text.assemble(("scroll chat", "bold"), f" · {_readable(model.describe())} · log {path} · "
                                       "empty line or Ctrl-D to quit"))
-            with Agent(log, model, cfg, session=session,
+            with Agent.open(log, model, cfg, session=session,
                        on_step=None if as_json else _show_step(c, "model")) as agent:
                 turn = 0
                 while True:

@@ -45,7 +45,7 @@ distill_app = typer.Typer(help="Distillation: export agent steps as SFT data, ev
 
 TASKSET_HELP = "Task set folder written by `scroll tasks build` (taskset.json + histories/)."
 SPLIT_HELP = "Split to run (repeatable)."
-TEACHER_HELP = ("`reference`: the regex teacher (scroll.policies.ReferencePolicy); `writer`: the wording-robust "
+TEACHER_HELP = ("`reference`: the regex teacher (scroll.policies.reference.ReferencePolicy); `writer`: the wording-robust "
                 "teacher (scroll.policies.writer.ProgramWriter). Both are deterministic, labelled NON-LLM program "
                 "writers.")
 URL_HELP = "OpenAI-compatible server URL(s), e.g. http://127.0.0.1:8000/v1 (comma-separated for replicas)."
@@ -69,8 +69,8 @@ QUESTIONS_HELP = ("Natural questions (JSONL, scroll.tasks.natural) over --taskse
 
 
 def _teacher(name: str):
-    """The teacher policy class for `--teacher NAME` (scroll.policies.TEACHERS) and its default label."""
-    from scroll.policies import TEACHERS, teacher_class
+    """The teacher policy class for `--teacher NAME` (scroll.policies.teachers.TEACHERS) and its default label."""
+    from scroll.policies.teachers import TEACHERS, teacher_class
 
     if name not in TEACHERS:
         raise ValueError(f"--teacher {name!r}: choose one of {', '.join(TEACHERS)} (the regex teacher, the "
@@ -129,7 +129,7 @@ def _natural_refs(taskset: Path, questions: Path, limit: Optional[int], *, train
     test set's questions are for evaluation only), the refs are of split "train", and questions that touch
     a family of `skip_kinds` (a held-out kind) are left out."""
     try:
-        from scroll.tasks.families import KINDS
+        from scroll.tasks.catalog import KINDS
         from scroll.tasks.natural import natural_refs
         from scroll.tasks.splits import TaskSet
     except ImportError as e:

@@ -46,6 +46,7 @@ def run(
 ) -> None:
     """Run CODE in SESSION's kernel (earlier cells replayed first); log and print the result."""
     from scroll.capability import Capability
+    from scroll.files import FileAttacher
     from scroll.kernel import Kernel, SandboxError
     from scroll.kernel.sandbox import parse_size
 
@@ -67,7 +68,8 @@ def run(
         try:
             k = Kernel(log, session, timeout=timeout, memory_limit=mem,
                        max_output_chars=max_output_chars, sandbox="off" if no_sandbox else True,
-                       capability=Capability(log, sessions=scope, own_session=session))  # + its own session
+                       capability=Capability(log, sessions=scope, own_session=session,  # + its own session
+                                                         files=FileAttacher(log, session)))
         except SandboxError as e:
             fail(str(e), code=2, as_json=as_json)
         except (ValueError, RuntimeError, OSError) as e:

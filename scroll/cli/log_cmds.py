@@ -337,7 +337,7 @@ def register(app: typer.Typer) -> None:
         import sqlite3
 
         from scroll.events import LogError
-        from scroll.log_copy import copy_log
+        from scroll.log_migrate import copy_log
 
         old, new = old.resolve(), new.resolve()
         if old.is_dir():

@@ -92,7 +92,7 @@ def write_cmd(
     import os
     import time
 
-    from scroll.tasks.families import BENCH_FAMILIES
+    from scroll.tasks.catalog import BENCH_FAMILIES
     from scroll.tasks.formats import write_locomo, write_longmemeval
     from scroll.tasks.history import build_history, sized
 

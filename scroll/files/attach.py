@@ -36,7 +36,8 @@ from ..events import estimate_tokens
 from ..headlines import FileRef
 from ..origin import Origin
 from ..payloads import PayloadWriter
-from .summary import SummaryLimits, summarize
+from .dispatch import summarize
+from .summary import SummaryLimits
 
 KIND = "file"
 CHUNK_BYTES = 512 << 10  # what the kernel client sends per request (a request is capped at 1 MiB)

@@ -1,6 +1,6 @@
 """Type-aware exploration summaries of a stored file (LCM's large-file handling).
 
-    summarize(fh, size, name, limits) -> FileSummary(type, text, facts, tokens)
+    summarize(fh, size, name, limits) -> FileSummary(type, text, facts, tokens)   (scroll.files.dispatch)
 
 `fh` is a binary file object positioned at 0 (the host reads the payload store's copy,
 never a path a cell named). The type comes from the name's extension and the first bytes
@@ -15,9 +15,10 @@ never a path a cell named). The type comes from the name's extension and the fir
     binary / empty what is known without reading it as text
 
 Bounded whatever the file: reads are capped (`SummaryLimits`), each sample line or cell
-is clipped, and the text is cut at `max_tokens` (scroll.events.estimate_tokens). A
+is clipped, and the text is cut at `max_tokens` (scroll.records.estimate_tokens). A
 summarizer that fails on malformed input falls back to the text (or binary) summary and
-says why; `summarize` itself only raises on I/O errors.
+says why; `summarize` itself only raises on I/O errors. This module holds the types, the
+shared readers and the plain-text summarizers; code.py and structured.py build on it.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import BinaryIO, Callable, Iterator
 
-from ..events import estimate_tokens
+from ..records import estimate_tokens
 
 
 class FileType(str, Enum):
@@ -241,51 +242,3 @@ def summarize_binary(fh: BinaryIO, size: int, name: str, limits: SummaryLimits) 
 
 def summarize_empty(fh: BinaryIO, size: int, name: str, limits: SummaryLimits) -> tuple[list[str], dict]:
     return ["empty file (0 bytes)"], {}
-
-
-# ---- dispatch -------------------------------------------------------------------------------
-def _summarizers() -> dict[FileType, Summarizer]:
-    from .code import summarize_code, summarize_python
-    from .structured import summarize_csv, summarize_json, summarize_jsonl
-
-    return {FileType.CSV: summarize_csv, FileType.TSV: summarize_csv, FileType.JSON: summarize_json,
-            FileType.JSONL: summarize_jsonl, FileType.PYTHON: summarize_python, FileType.CODE: summarize_code,
-            FileType.MARKDOWN: summarize_markdown, FileType.TEXT: summarize_text,
-            FileType.BINARY: summarize_binary, FileType.EMPTY: summarize_empty}
-
-
-def bound(lines: list[str], max_tokens: int, more: str) -> str:
-    """The lines that fit `max_tokens` (estimate), then a note that the rest was cut."""
-    text = "\n".join(lines)
-    if estimate_tokens(text) <= max_tokens:
-        return text
-    room = max_tokens * 4 - len(more) - 8
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) + 1 > room:
-            if not kept:  # one line longer than the whole budget
-                kept.append(line[: max(0, room - 1)] + "…")
-            break
-        kept.append(line)
-        used += len(line) + 1
-    return "\n".join(kept + [more])
-
-
-def summarize(fh: BinaryIO, size: int, name: str, limits: SummaryLimits | None = None) -> FileSummary:
-    """The exploration summary of one file (see the module docstring)."""
-    limits = limits or SummaryLimits()
-    fh.seek(0)
-    head = fh.read(min(limits.head_bytes, 1 << 16))
-    ftype = detect_type(name, head, size)
-    table = _summarizers()
-    try:
-        lines, facts = table[ftype](fh, size, name, limits)
-    except (ValueError, SyntaxError, RecursionError, MemoryError, UnicodeError, LookupError) as e:
-        fallback = FileType.TEXT if ftype is not FileType.BINARY else FileType.BINARY
-        lines, facts = table[fallback](fh, size, name, limits)
-        lines = [f"(could not be read as {ftype}: {clip(f'{type(e).__name__}: {e}', 160)}; shown as {fallback})"] + lines
-        facts = {**facts, "parse_error": clip(str(e), 160)}
-        ftype = fallback
-    text = bound(lines, limits.max_tokens, "… [summary cut at its token cap; the whole file is in the payload]")
-    return FileSummary(ftype, text, facts)

@@ -40,11 +40,12 @@ import secrets
 import sys
 import time
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..capability import Capability
+from ..executor import ExecResult
+from ..files import FileAttacher
 from ..origin import Origin
 from .output import OutputCollector, format_error
 from .process import KernelDied, KernelProcess
@@ -99,21 +100,6 @@ del _scroll_safe_pack
 """
 
 
-@dataclass
-class ExecResult:
-    stdout: str  # the exposure: printed stdout+stderr, capped
-    error: str | None = None  # set on any failure, timeouts included
-    timed_out: bool = False
-    notice: str | None = None  # restarts, replays, resume; never mixed into stdout
-    seqs: list[int] = field(default_factory=list)  # [code_seq, output_seq]
-    handle: str | None = None  # payload handle of the full output when it was cut
-    truncated: bool = False
-    final: str | None = None  # the answer the cell submitted through ms.final(), if any
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
 def _warn_unsandboxed() -> None:
     msg = ("WARNING: scroll kernel running WITHOUT SANDBOX (sandbox='off'): model code runs "
            "with your uid, your files and the network.")
@@ -165,7 +151,8 @@ class Kernel:
         kw = {"base": Path(runtime_base)} if runtime_base else {}
         self.rt = RuntimeDir.create(uid, work_size=self.limits.work, **kw)
         if capability is None:  # a bare kernel sees only its own session
-            capability = Capability(log, sessions=[session], own_session=session, headlines=headlines)
+            capability = Capability(log, sessions=[session], own_session=session, headlines=headlines,
+                                    files=FileAttacher(log, session))
         self.capability = capability
         self.server = MsSocketServer(self.rt.ms_socket, capability, owner_uid=uid)
         self.proc = KernelProcess(self.rt, self.python, self.limits, max_msg_bytes=16 << 20,

@@ -153,6 +153,7 @@ def replay_notebook(nb_path: str | os.PathLike, db: str | os.PathLike | None = N
 
     from scroll.capability import Capability
     from scroll.events import EventLog
+    from scroll.files import FileAttacher
     from scroll.packs import get_pack
     from scroll.prompts import kernel_prelude
 
@@ -170,7 +171,8 @@ def replay_notebook(nb_path: str | os.PathLike, db: str | os.PathLike | None = N
             src.snapshot(tmp / "replay.db")
         own = f"replay:{info['session']}"
         with EventLog(tmp / "replay.db") as log:
-            cap = Capability(log, sessions=scope, own_session=own)  # the own session is always in scope
+            cap = Capability(log, sessions=scope, own_session=own,  # the own session is always in scope
+                             files=FileAttacher(log, own))
             differ, n = [], 0
             prelude = kernel_prelude(get_pack(info.get("pack"))) if info.get("prelude") else None
             with Kernel(log, own, timeout=timeout, memory_limit=memory_limit, capability=cap,

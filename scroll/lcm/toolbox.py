@@ -5,7 +5,7 @@
     r = box.execute('grep("marathon")\\nexpand_query("sum_ab12...", "Where was the race?")')
     r.stdout, r.error, r.final, r.seqs                # the fields Agent reads from Kernel.execute
 
-It stands where the loop's Python kernel stands (`Agent(..., kernel=box)`), but runs no
+It stands where the loop's Python kernel stands (`Agent.open(..., kernel=box)`), but runs no
 Python: a cell may only be a sequence of calls with literal arguments to `grep(pattern)`,
 `describe(node_id)`, `expand_query(node_id, question)` and `final(answer)` (optionally
 wrapped in `print(...)`); anything else is an error the model reads. Raw `expand` is not
@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable
 
-from ..kernel import ExecResult  # the kernel's result type: Agent.run reads the same fields
+from ..executor import ExecResult
 from ..llm.base import LLMError
 from ..origin import Origin
 from .config import LcmConfig

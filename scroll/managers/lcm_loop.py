@@ -60,7 +60,7 @@ class LcmLoopManager:
         try:
             box.set_scope(granted)
             system = box.system_prompt()          # builds (or resumes) the DAG: its calls go to box.usage
-            with Agent(log, llm, loop_cfg, session=session, kernel=box, system_prompt=system) as agent:
+            with Agent.open(log, llm, loop_cfg, session=session, kernel=box, system_prompt=system) as agent:
                 res = agent.run(task_text(question, question_date), sessions=granted)
         finally:
             box.close()

@@ -65,7 +65,7 @@ class ScrollManager:
 
         t0 = time.perf_counter()
         session = f"{self.name}-{uuid.uuid4().hex[:8]}"
-        with Agent(log, llm, self.config(budget), session=session) as agent:
+        with Agent.open(log, llm, self.config(budget), session=session) as agent:
             res = agent.run(task_text(question, question_date), sessions=None if sessions is None else list(sessions))
         raise_on_backend_error(res)
         prompt = sum(s.prompt_tokens or 0 for s in res.steps)

@@ -108,20 +108,19 @@ class AgentMapSpec:
     map_llm: Any            # what their own llm_map calls use
     config: Any             # LoopConfig of the sub-sessions (the caller's)
     delegation: Delegation  # the CALLER's
-    sessions: Any           # the history the sub-sessions may read (list, or agent.ALL_SESSIONS)
+    sessions: Any           # the history the sub-sessions may read (list, or capability.ALL_SESSIONS)
     reservation: Reservation
+    open_agent: Any         # scroll.session.SubAgentFactory: opens a sub-session's agent (Agent.open)
 
     def run_item(self, job: Job, i: int, chunk: list) -> dict:
-        from ..agent import Agent
-
         session = f"{self.session}/agent_map{job.id}.{i}"
         if job.cancelled.is_set():
             return {"ok": False, "error": "cancelled before it ran", "attempts": 0, "session": session}
         llm = MeteredLLM(self.llm, self.reservation, job.cancelled)
         meta = {"agent_map": {"caller": self.session, "job": job.id, "index": i, "depth": self.delegation.depth + 1,
                               "retain": self.retain, "delegate": self.delegate, "items": len(chunk)}}
-        with Agent(self.log, llm, self.config, session=session, map_llm=self.map_llm,
-                   delegation=self.delegation.child(len(chunk))) as agent:
+        with self.open_agent(self.log, llm, self.config, session=session, map_llm=self.map_llm,
+                             delegation=self.delegation.child(len(chunk))) as agent:
             r = agent.run(child_task(self.task, self.retain, self.delegate, chunk), meta,
                           sessions=self.sessions)
         rec = {"ok": r.answer is not None, "session": session, "reason": r.reason, "steps": len(r.steps),

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..capability import CapabilityError, _int
+from ..capability import ALL_SESSIONS, CapabilityError, _int
 from ..llm.base import approx_count
 from ..llm.constraints import Support, probe
 from ..origin import Origin
@@ -58,8 +58,11 @@ class _Stage:
 class OperatorEngine:
     def __init__(self, log: Any, session: str, *, llm: Any, config: Any = None, map_llm: Any = None,
                  limits: OperatorLimits | None = None, delegation: Delegation | None = None,
-                 scope: Callable[[], Any] = lambda: None):
+                 scope: Callable[[], Any] = lambda: None, sub_agent: Callable[..., Any] | None = None):
+        """`sub_agent`: opens the agent of an agent_map sub-session (scroll.session.SubAgentFactory; the
+        loop passes Agent.open); None: agent_map is refused."""
         self.log, self.session, self.loop_llm, self.config = log, session, llm, config
+        self.sub_agent = sub_agent
         self.limits = limits or OperatorLimits()
         L = self.limits
         self.delegation = delegation or Delegation(
@@ -173,7 +176,7 @@ class OperatorEngine:
             raise CapabilityError("agent_map: task must be a non-empty string")
         if len(task) > L.max_prompt_chars:
             raise CapabilityError(f"agent_map: task is {len(task)} characters; the limit is {L.max_prompt_chars}")
-        if self.loop_llm is None or self.config is None:
+        if self.loop_llm is None or self.config is None or self.sub_agent is None:
             raise CapabilityError("agent_map: this surface has no agent loop to start sub-sessions with")
         n = _int(n, "len(items)", 0)
         chunk = _int(chunk, "chunk", 1)
@@ -249,12 +252,10 @@ class OperatorEngine:
             items = chunks(st.items, p["chunk"])
             self.delegation.tree.claim(len(items))
             scope = self.scope()
-            from ..agent import ALL_SESSIONS
-
             sessions = ALL_SESSIONS if scope is None else sorted(set(scope) - {self.session})
             spec = AgentMapSpec(p["task"], p["retain"], p["delegate"], self.session, self.log, self.loop_llm,
-                                self.map_llm(), self.config,
-                                self.delegation, sessions, st.reservation)  # type: ignore[arg-type]
+                                self.map_llm(), self.config, self.delegation, sessions, st.reservation,
+                                self.sub_agent)  # type: ignore[arg-type]
             work = spec.run_item
             about = f"agent_map of {len(items)} sub-session(s): {p['task'][:200]}"
             backend = _describe(self.loop_llm)

@@ -9,13 +9,12 @@ every run records (the task event's meta, RunRecord.pack).
     pack = get_pack("generated")
     pack.prompt     # text appended to the system prompt
     pack.prelude    # Python run in the kernel after the core prelude
-    pack.teacher()  # its labelled non-LLM teacher (the regex program writer)
+    pack.teacher    # the name of its labelled non-LLM teacher (scroll.policies.teachers)
 """
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Callable
 
 # name -> "module:ATTRIBUTE" of its TaskPack (imported on first use: a pack may be heavy)
 REGISTRY = {"generated": "scroll.packs.generated:PACK"}
@@ -27,7 +26,7 @@ class TaskPack:
     description: str
     prompt: str                      # appended to the core system prompt
     prelude: str                     # run in the kernel after the core prelude
-    teacher: Callable[[], Any]       # its teacher: a labelled, deterministic non-LLM policy
+    teacher: str                     # its teacher's name in scroll.policies.teachers (labelled, non-LLM)
 
 
 def pack_names() -> list[str]:

@@ -20,7 +20,7 @@ def teacher_accuracy(taskset, splits: list[str] | None = None,
                      progress: Callable[[dict], None] | None = None, teacher: str = "reference") -> dict:
     from scroll.events import EventLog
     from scroll.packs.generated.programs import match_program
-    from scroll.policies import make_teacher
+    from scroll.policies.teachers import make_teacher
     from scroll.policies.harness import SimKernel, run_episode
 
     names = splits or list(taskset.splits)

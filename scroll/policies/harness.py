@@ -9,7 +9,7 @@ answered in-process by a `scroll.capability.Capability` (the same scopes and bud
 the sandboxed kernel) and `final(answer)` is the loop's prelude (a call through `ms`).
 Only printed output comes back, capped like the real kernel's. It is NOT a sandbox: use
 it for the reference policy in tests and CPU demos, never for model-written code. Its
-`execute` returns the real kernel's ExecResult shape, so `scroll.agent.Agent(kernel=...)`
+`execute` returns the real kernel's ExecResult shape, so `scroll.agent.Agent.open(kernel=...)`
 can drive it too. `run_episode` is a minimal stand-in for the agent loop with the same
 message layout (system, `Task: ...`, then reply/exposure pairs).
 """
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from scroll.capability import Capability
-from scroll.kernel import ExecResult
+from scroll.executor import ExecResult
+from scroll.files import FileAttacher
 from scroll.kernel.ms_client import Ms
 from scroll.origin import Origin
 from scroll.packs import check_kernel_pack, get_pack
@@ -57,7 +58,8 @@ class SimKernel:
         self.answer: str | None = None
         self.cells: list[str] = []
         self._fail_first = fail_first  # tests: make the first N cells' ms.search raise
-        self.capability = capability or Capability(log, sessions=sessions, own_session=session)
+        self.capability = capability or Capability(log, sessions=sessions, own_session=session,
+                                                   files=FileAttacher(log, session))
         self.ns: dict[str, Any] = {"__name__": "__sim__"}
         ms = LocalMs(self.capability)
         self.ns["ms"] = _FlakyMs(ms, self) if fail_first else ms

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..capability import Capability
+from ..files import FileAttacher
 from ..origin import Origin
 
 MAX_LOG_EVENTS = 1000  # rows one `log` call may append
@@ -141,7 +142,7 @@ class McpService:
     # ---- the one capability ----------------------------------------------------------------
     def _capability(self) -> Capability:
         return Capability(self.log, sessions=self.cfg.sessions, own_session=self.cfg.session,
-                          headlines=self.headline_entries)
+                          headlines=self.headline_entries, files=FileAttacher(self.log, self.cfg.session))
 
     def ms(self, method: str, **params: Any) -> Any:
         """An `ms` call through Capability.handle (the kernel's wire entry point): the

@@ -353,7 +353,7 @@ def _sum(what: str, family_name: str):
     return family
 
 
-FAMILIES = {
+CORE_FAMILIES = {  # the core kinds; every family by name: scroll.tasks.catalog.FAMILIES
     "update_city": update_city,
     "update_employer": update_employer,
     "relative_city": relative_city,
@@ -367,31 +367,7 @@ FAMILIES = {
     "sum_taxi": _sum("taxi", "sum_taxi"),
     "sum_groceries": _sum("grocery", "sum_groceries"),
 }
-DEFAULT_FAMILIES = ["update_city", "update_employer", "count_dentist", "count_yoga", "date_adopt",
-                    "date_race", "sum_bike"]
-KINDS = {"update_city": "knowledge_update", "update_employer": "knowledge_update",
-         "relative_city": "knowledge_update", "count_dentist": "count", "count_yoga": "count",
-         "count_haircut": "count", "meet_friend": "count", "date_adopt": "date", "date_race": "date",
-         "sum_bike": "sum", "sum_taxi": "sum", "sum_groceries": "sum"}
-
-# the benchmark's memory categories (recall, temporal, contradiction, abstention, preference);
-# imported last: families_memory builds on this module's primitives
-from .families_memory import MEMORY_FAMILIES, MEMORY_KINDS  # noqa: E402
-
-FAMILIES.update(MEMORY_FAMILIES)
-KINDS.update(MEMORY_KINDS)
-# the table's categories: kinds that answer the same kind of question are grouped
-CATEGORIES = {"date": "temporal", "count": "aggregation", "sum": "aggregation"}
-
-
-def category_of(kind: str) -> str:
-    """The benchmark category of a task kind (date -> temporal, count/sum -> aggregation)."""
-    return CATEGORIES.get(kind, kind)
-
-# every category 4 times (the benchmark's history: configs/tasks/bench-200k.yaml, `scroll bench retrieval`,
-# `scroll tasks write`)
-BENCH_FAMILIES = ("update_city", "update_employer", "relative_city", "update_manager", "count_dentist", "meet_friend",
-                  "sum_bike", "count_yoga", "date_adopt", "date_race", "holiday_order", "trip_gap", "recall_born",
-                  "recall_dentist", "recall_married", "recall_university", "conflict_middle_name",
-                  "conflict_grew_up", "conflict_first_pet", "conflict_first_job", "abs_relative", "abs_friend",
-                  "abs_adopt", "abs_race", "pref_cuisine", "pref_author", "pref_destination", "pref_board_game")
+CORE_KINDS = {"update_city": "knowledge_update", "update_employer": "knowledge_update",
+              "relative_city": "knowledge_update", "count_dentist": "count", "count_yoga": "count",
+              "count_haircut": "count", "meet_friend": "count", "date_adopt": "date", "date_race": "date",
+              "sum_bike": "sum", "sum_taxi": "sum", "sum_groceries": "sum"}

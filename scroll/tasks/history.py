@@ -22,7 +22,8 @@ import random
 from dataclasses import dataclass, field
 
 from ..events import estimate_tokens
-from .families import DEFAULT_FAMILIES, FAMILIES, Gen
+from .catalog import DEFAULT_FAMILIES, FAMILIES
+from .families import Gen
 from .filler import session_turns
 from .pools import get_pool
 from .task import Task

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .families import FAMILIES, KINDS
+from .catalog import FAMILIES, KINDS
 from .history import GENERATOR
 from .pools import get_pool
 from .task import Task

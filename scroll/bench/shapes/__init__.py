@@ -11,21 +11,19 @@ The generators: `long.py` and `tool.py` (on `gen._Gen`); chat is `scroll.bench.c
 """
 from __future__ import annotations
 
+import os
 import re
+
+import yaml
 
 from scroll.bench import lexicon as L
 from scroll.bench.corpus import Corpus, generate
+from scroll.bench.shapes.long import _Long
+from scroll.bench.shapes.tool import _Tool
 
 SHAPES = ("chat", "long", "tool")
 _TOK = re.compile(r"\b\w\w+\b")
 _DROP = set(L.STOPWORDS) | set(L.QWORDS)
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
-DAYS = "Monday Tuesday Wednesday Thursday Friday".split()
-NAMES = [n for n in L.FEMALE + L.MALE if n not in ("Sam", "Evan", "Nate", "Jon", "Quinn")]
-COMPS = ("billing ledger checkout inventory payments auth gateway scheduler reporting analytics ingest export catalog "
-         "pricing shipping invoice onboarding telemetry audit identity recommendations fraud loyalty warehouse routing "
-         "media upload notifications webhooks profile geo tax refunds subscriptions").split()
 
 
 def content_words(text: str) -> set[str]:
@@ -35,9 +33,6 @@ def content_words(text: str) -> set[str]:
 
 def load_sets(path: str = "configs/recall-sets.yaml") -> dict:
     """The evaluation sets (configs/recall-sets.yaml); a relative path missing here is read from the repo root."""
-    import os
-
-    import yaml
     if not os.path.exists(path) and not os.path.isabs(path):
         path = os.path.join(os.path.dirname(__file__), "..", "..", "..", path)
     with open(path, encoding="utf-8") as f:
@@ -52,8 +47,6 @@ def generate_shape(shape: str, n_words: int = 1_000_000, seed: int = 0) -> Corpu
         events, qs = c.events, [q for q in c.questions if all(
             content_words(q.text) & content_words(c.events[i]["text"]) for i in q.evidence)]
     elif shape in ("long", "tool"):
-        from scroll.bench.shapes.long import _Long
-        from scroll.bench.shapes.tool import _Tool
         events, qs = (_Long if shape == "long" else _Tool)(seed).build(n_words)
     else:
         raise ValueError(f"unknown shape {shape!r}; expected one of {SHAPES}")

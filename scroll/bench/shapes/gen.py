@@ -5,7 +5,16 @@ from __future__ import annotations
 import datetime as _dt
 import random
 
+from scroll.bench import lexicon as L
 from scroll.bench.corpus import Question
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+DAYS = "Monday Tuesday Wednesday Thursday Friday".split()
+NAMES = [n for n in L.FEMALE + L.MALE if n not in ("Sam", "Evan", "Nate", "Jon", "Quinn")]
+COMPS = ("billing ledger checkout inventory payments auth gateway scheduler reporting analytics ingest export catalog "
+         "pricing shipping invoice onboarding telemetry audit identity recommendations fraud loyalty warehouse routing "
+         "media upload notifications webhooks profile geo tax refunds subscriptions").split()
 
 
 def _z(rng: random.Random, seq):

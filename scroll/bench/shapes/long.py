@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 from scroll.bench.corpus import fill
-from scroll.bench.shapes import COMPS, DAYS, MONTHS, NAMES
-from scroll.bench.shapes.gen import _Gen, _pair, _pl, _z
+from scroll.bench.shapes.gen import COMPS, DAYS, MONTHS, NAMES, _Gen, _pair, _pl, _z
 
 # ---------------------------------------------------------------------------- long: planning chats
 LAYERS = {"cache": ("caching layer|cache", "Redis Memcached Hazelcast Varnish KeyDB Dragonfly"),

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from scroll.bench.corpus import fill
-from scroll.bench.shapes import COMPS, MONTHS
-from scroll.bench.shapes.gen import _Gen, _pair, _pl
+from scroll.bench.shapes.gen import COMPS, MONTHS, _Gen, _pair, _pl
 
 # ---------------------------------------------------------------------------- tool: agent sessions
 TVERBS = ("compute=calculate|work out,parse=interpret|read,load=read|pull in,fetch=retrieve|get,build=construct|assemble,"

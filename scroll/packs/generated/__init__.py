@@ -24,11 +24,5 @@ PROMPT = """Helpers of the `generated` task pack (a `cue` is a case-insensitive 
 PRELUDE = (Path(__file__).with_name("toolkit.py")).read_text(encoding="utf-8")
 
 
-def _teacher():
-    from scroll.policies.reference import ReferencePolicy
-
-    return ReferencePolicy()
-
-
 PACK = TaskPack(name="generated", description="scroll.tasks' family helpers, their prompt text and the regex teacher",
-                prompt=PROMPT, prelude=PRELUDE, teacher=_teacher)
+                prompt=PROMPT, prelude=PRELUDE, teacher="reference")
