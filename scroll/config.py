@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from scroll import env
 from .packs import pack_names
 
 
@@ -131,18 +132,15 @@ def find_named(path: str | Path) -> Path:
     name = str(path)
     if p.is_file() or "/" in name or p.suffix:
         return p
-    from scroll.env import config_dirs, config_file
 
-    found = config_file(f"loop/{name}.yaml")
+    found = env.config_file(f"loop/{name}.yaml")
     if found is None:
-        known = sorted({c.stem for d in config_dirs() for c in (d / "loop").glob("*.yaml")})
+        known = sorted({c.stem for d in env.config_dirs() for c in (d / "loop").glob("*.yaml")})
         raise ValueError(f"loop config {name!r}: no such file or named config (named: {known}; "
-                         f"looked in {[str(d / 'loop') for d in config_dirs()]})")
+                         f"looked in {[str(d / 'loop') for d in env.config_dirs()]})")
     return found
 
 
 def default_path() -> Path | None:
     """The loop config used when none is given: `loop.yaml` in the first config dir that has one."""
-    from scroll.env import config_file
-
-    return config_file("loop.yaml")
+    return env.config_file("loop.yaml")

@@ -46,6 +46,14 @@ from .records import Event, Hit, check_str, check_time, estimate_tokens, origin_
 
 logger = logging.getLogger(__name__)
 
+
+def _search():
+    """scroll.search, imported on first use: numpy and bm25s load when a log is searched or indexed,
+    not on every open (an append-only command stays fast)."""
+    from . import search  # lazy: numpy + bm25s cost ~0.25 s, paid only by a log that searches
+
+    return search
+
 INLINE_MAX = 64 * 1024  # characters kept in the row; longer texts go to the payload store
 PREVIEW_CHARS = 2000
 _BATCH = 256  # rows per fetch when streaming
@@ -125,9 +133,7 @@ class EventLog:
         """The BM25 SearchIndex (loaded or rebuilt on first use; in memory only when read-only)."""
         with self._lock:
             if self._index is None:
-                from .search import SearchIndex
-
-                self._index = SearchIndex(
+                self._index = _search().SearchIndex(
                     str(self.path) + ".index", log_id=self.log_id,
                     fetch_after=self._index_docs_after, max_seq=self.max_seq, prev_text=self._prev_text,
                     readonly=self.readonly, **self._index_options,
@@ -281,10 +287,8 @@ class EventLog:
 
     @staticmethod
     def _index_doc(seq: int, row: tuple, full: str, origin: str):
-        from .search import IndexDoc
-
         session, time, kind, role = row[0], row[1], row[2], row[3]
-        return IndexDoc(seq=seq, session=session, kind=kind, role=role, time=time, text=full, origin=origin)
+        return _search().IndexDoc(seq=seq, session=session, kind=kind, role=role, time=time, text=full, origin=origin)
 
     def _prev_text(self, session: str, before: int) -> str:
         """The text (or its stored preview) of the session's last event before seq `before`."""
@@ -294,8 +298,6 @@ class EventLog:
         return row[0] if row else ""
 
     def _index_docs_after(self, after: int, limit: int):
-        from .search import IndexDoc
-
         origin = "origin" if self.schema_version >= 2 else "''"
         with self._lock:
             rows = self.conn.execute(
@@ -303,7 +305,7 @@ class EventLog:
                 "ORDER BY seq LIMIT ?", (after, limit),
             ).fetchall()
         return [
-            IndexDoc(seq=s, session=se, kind=k, role=r, time=t, text=self.payloads.open_text(p) if p else x, origin=o)
+            _search().IndexDoc(seq=s, session=se, kind=k, role=r, time=t, text=self.payloads.open_text(p) if p else x, origin=o)
             for s, se, t, k, r, x, p, o in rows
         ]
 
@@ -459,13 +461,11 @@ class EventLog:
                seq_range: tuple[int, int] | None = None) -> list[Hit]:
         """BM25 hits, best first (ties: newest first). No hit ever has score 0.
         `sessions` / `origins`: the allowed sets (None: all)."""
-        from .search import Filters
-
         check_str("query", query, empty_ok=True)
         for name, v in (("kind", kind), ("role", role), ("since", since), ("until", until)):
             if v is not None:
                 check_str(name, v, empty_ok=True)
-        filters = Filters(sessions=str_set(sessions, "sessions"), origins=origin_set(origins), kind=kind,
+        filters = _search().Filters(sessions=str_set(sessions, "sessions"), origins=origin_set(origins), kind=kind,
                           role=role, since=since, until=until,
                           seq_range=tuple(seq_range) if seq_range is not None else None)
         with self._lock:

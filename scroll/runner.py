@@ -41,7 +41,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .agent import Agent
 from .config import LoopConfig
+from .events import EventLog
 from .provenance import git_sha, machine
 
 RUNS_FILE = "runs.jsonl"
@@ -171,9 +173,6 @@ def run_one(ref, llm, cfg: LoopConfig, *, label: str, session: str | None = None
     every later run's rankings, stay what they were (reruns are reproducible). The record's
     `db` names the log the run was written to. `manager` (a scroll.managers manager other
     than the loop, with its `budget`) answers instead of the loop: same snapshot, same judge."""
-    from .agent import Agent
-    from .events import EventLog
-
     task = ref.task
     session = session or neutral_session()
     try:
@@ -264,7 +263,6 @@ def _fresh_snapshot(src: Path, dest: Path) -> None:
     """A snapshot of `src` at `dest`, replacing what an interrupted earlier attempt left there."""
     import shutil
 
-    from .events import EventLog
 
     for p in (dest, Path(f"{dest}-wal"), Path(f"{dest}-shm")):
         p.unlink(missing_ok=True)

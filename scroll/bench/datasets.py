@@ -32,13 +32,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..events import EventLog
 from ..importers import BadInputError, locomo, longmemeval_instance, read_json_file, type_name, write_labels
-from ..importers.strict_json import loads_line
 from ..importers.locomo import CATEGORY
+from ..importers.strict_json import loads_line
 from ..labels import LabelStore
 from ..tasks.splits import TaskRef
+from .beam import import_beam, load_beam
 from .data_judges import FORMATS, FormatJudge
 from .data_task import DataTask, safe_name
+from .oolong import import_oolong, load_oolong
+from .qa_file import qa_refs
 
 MANIFEST = "data.json"
 PROBING_NAMES = ("probing_questions/probing_questions.json", "probing_questions.json", "probing.json")
@@ -94,7 +98,6 @@ def _import(db: Path, marker: str, write: Callable[[Any], Any], counter: list[in
     """Run `write(log)` on a fresh EventLog at `db` unless an earlier import completed there."""
     if _complete(db, marker):
         return
-    from ..events import EventLog
 
     _fresh(db)
     with EventLog(db) as log:
@@ -220,8 +223,6 @@ def _beam_paths(data: Path, probing: Path | None) -> tuple[Path, Path]:
 
 
 def _beam(beam, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
-    from .beam import import_beam
-
     db = hist / "beam.db"
     _import(db, "beam", lambda log: import_beam(beam, log), n)
     sessions = sorted(LabelStore(db).get("beam")["sessions"])
@@ -232,8 +233,6 @@ def _beam(beam, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]
 
 
 def _oolong(data, hist: Path, judger: FormatJudge, limit: int | None, n: list[int]):
-    from .oolong import import_oolong
-
     refs = []
     for q in data.questions[:limit]:
         w, db = data.windows[q.window_id], hist / f"oolong-w{q.window_id}.db"
@@ -289,18 +288,12 @@ def prepare(data: str | Path, import_dir: str | Path, *, fmt: str | None = None,
                             else f"--db goes with a jsonl-qa file, not {fmt}")
     files = list(_beam_paths(data, Path(probing) if probing else None)) if fmt == "beam" else [data]
     if fmt == "beam":
-        from .beam import load_beam
-
         loaded = load_beam(*files)
     elif fmt == "oolong":
-        from .oolong import load_oolong
-
         loaded = load_oolong(data)
     judger = judge or FormatJudge(fmt, llm_judge)
     n = [0]
     if fmt == "jsonl-qa":
-        from .qa_file import qa_refs
-
         refs, total, hists = qa_refs(data, Path(db), hist, judger, limit, before_write=lambda: _check_manifest(
             hist, fmt, files))
     else:

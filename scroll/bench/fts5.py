@@ -20,6 +20,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Iterable
+from scroll.search.documents import PREV_CHARS, identifier_parts, month_year
+from scroll.search.tokens import QUESTION_WORDS, STOPWORDS_EN
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _COLUMNS = ("text", "role", "date", "prev", "parts")
@@ -84,7 +86,6 @@ class Fts5Config:
 
 
 def _drop_words() -> frozenset[str]:
-    from scroll.search.tokens import QUESTION_WORDS, STOPWORDS_EN
     return frozenset(STOPWORDS_EN) | QUESTION_WORDS
 
 
@@ -138,7 +139,6 @@ class Fts5Log:
         """The fields peer: one contentless FTS5 row per event (text, speaker, month/year, previous turn)."""
         if not self.config.fields:
             return
-        from scroll.search.documents import PREV_CHARS, identifier_parts, month_year
         prev = self._last.get(session)
         if prev is None:
             row = self.db.execute("SELECT text FROM events WHERE session = ? AND seq < ? ORDER BY seq DESC LIMIT 1",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..events import EventLog
 from ..importers import BadInputError
 from ..importers.strict_json import loads_line
 from ..labels import LabelStore
@@ -100,8 +101,6 @@ def qa_refs(path: Path, db: Path, import_dir: Path, judger, limit: int | None,
             before_write=lambda: None) -> tuple[list[TaskRef], int, int]:
     """(refs, questions in the file, histories) for a jsonl-qa file over the log `db`; every
     check passes before `before_write()` and the label write."""
-    from ..events import EventLog
-
     qs = read_qa(path)
     if not db.is_file():
         raise BadInputError(f"{db}: no event log (import the history first: scroll import FILE --db {db})")

@@ -18,6 +18,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from scroll.bench import lexicon as L
+from scroll.bench.fts5 import Fts5Log
+from scroll.events import EventLog
 
 Searcher = Callable[[str, str], list]
 
@@ -63,7 +65,6 @@ def paired_difference(a: Sequence[float], b: Sequence[float], n_boot: int = 2000
 
 
 def fts5_searcher(events: Sequence[dict], path: str | os.PathLike, k: int = 10) -> Searcher:
-    from scroll.bench.fts5 import Fts5Log
     log = Fts5Log(path)
     seqs = log.append_many(events)
     pos = {s: i for i, s in enumerate(seqs)}
@@ -71,7 +72,6 @@ def fts5_searcher(events: Sequence[dict], path: str | os.PathLike, k: int = 10) 
 
 
 def scroll_searcher(events: Sequence[dict], path: str | os.PathLike, k: int = 10) -> Searcher:
-    from scroll.events import EventLog
     log = EventLog(str(path))
     seqs = log.append_many(events)
     pos = {s: i for i, s in enumerate(seqs)}

@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from scroll.bench import recall as R
+from scroll.bench.fts5 import Fts5Config, Fts5Log
+from scroll.bench.shapes import generate_shape
+from scroll.events import EventLog
 from scroll.search.documents import DEFAULT_MODEL, DocModel
 
 SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
@@ -31,7 +34,6 @@ PEERS = ("fts5", "fts5-fields", "bm25s")
 
 
 def _ours(events: Sequence[dict], path: Path, model: DocModel, k: int) -> R.Searcher:
-    from scroll.events import EventLog
     log = EventLog(str(path), index_options={"doc_model": model})
     seqs = log.append_many(events)
     pos = {s: i for i, s in enumerate(seqs)}
@@ -40,7 +42,6 @@ def _ours(events: Sequence[dict], path: Path, model: DocModel, k: int) -> R.Sear
 
 
 def _fts5(events: Sequence[dict], path: Path, config, k: int) -> R.Searcher:
-    from scroll.bench.fts5 import Fts5Log
     log = Fts5Log(path, config=config)
     seqs = log.append_many(events)
     pos = {s: i for i, s in enumerate(seqs)}
@@ -48,7 +49,6 @@ def _fts5(events: Sequence[dict], path: Path, config, k: int) -> R.Searcher:
 
 
 def searcher(system: str, events: Sequence[dict], workdir: Path, model: DocModel, k: int = 10) -> R.Searcher:
-    from scroll.bench.fts5 import Fts5Config
     if system == "ours":
         return _ours(events, workdir / "ours.db", model, k)
     if system == "fts5":
@@ -100,7 +100,6 @@ def versus_best_peer(systems: dict) -> dict:
 def run(sets: dict, split: str = "report", shapes: Sequence[str] | None = None, words: int | None = None,
         model: DocModel = DEFAULT_MODEL, k: int = 10, progress: Callable[[str], None] | None = None) -> dict:
     """Every (shape, seed) of the split: the four systems side by side."""
-    from scroll.bench.shapes import generate_shape
     say = progress or (lambda m: None)
     if split not in ("tune", "report"):
         raise ValueError("split must be 'tune' or 'report'")
@@ -127,7 +126,6 @@ def run(sets: dict, split: str = "report", shapes: Sequence[str] | None = None, 
 
 
 def _label(system: str, model: DocModel) -> str:
-    from scroll.bench.fts5 import Fts5Config
     if system == "fts5":
         return Fts5Config.raw().label()
     if system == "fts5-fields":
@@ -162,7 +160,6 @@ def _tune_scorer(sets: dict, shapes: Sequence[str] | None, words: int | None, k:
                  say: Callable[[str], None]) -> tuple[Callable[[DocModel], dict], dict]:
     """score(model) on every TUNE set (memoised in `tried`): ours and the FTS5 fields peer per
     model; the peers that do not depend on the model are measured once."""
-    from scroll.bench.shapes import generate_shape
     data = []
     for shape in shapes or list(sets["shapes"]):
         spec = sets["shapes"][shape]

@@ -22,7 +22,14 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from scroll.tasks.catalog import BENCH_FAMILIES
+from scroll.agent import Agent
+from scroll.capability import Capability
+from scroll.config import LoopConfig
+from scroll.packs.generated.programs import match_program
+from scroll.policies.reference import ReferencePolicy
+from scroll.tasks import build_demo_log
+from scroll.tasks.catalog import BENCH_FAMILIES, category_of
+from scroll.tasks.history import sized
 
 
 
@@ -39,15 +46,6 @@ def _mean(xs, digits: int = 4):
 def measure_length(target_tokens: int, work: Path, *, k: int = 10, seed: int = 0,
                    families: Sequence[str] = BENCH_FAMILIES, policy: bool = True) -> dict:
     """Rows (one per question) and the history's size for one length."""
-    from scroll.agent import Agent
-    from scroll.capability import Capability
-    from scroll.config import LoopConfig
-    from scroll.packs.generated.programs import match_program
-    from scroll.policies.reference import ReferencePolicy
-    from scroll.tasks import build_demo_log
-    from scroll.tasks.catalog import category_of
-    from scroll.tasks.history import sized
-
     db = Path(work) / f"hist-{target_tokens}-s{seed}.db"
     for p in Path(work).glob(f"{db.name}*"):  # a fresh log each time: agent sessions must not pile up
         p.unlink() if p.is_file() else None

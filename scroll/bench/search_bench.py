@@ -35,8 +35,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from scroll.bench import report
+from scroll.bench import corpus as C, locomo, recall as R, report
+from scroll.bench.fts5 import Fts5Config, Fts5Log
+from scroll.bench.shapes import generate_shape
 from scroll.bench.stallprobe import StallProbe
+from scroll.events import EventLog
+from scroll.search.documents import DEFAULT_MODEL
 from scroll.stats import latency_ms
 
 SYSTEMS = ("ours", "fts5", "fts5-fields", "bm25s")
@@ -140,13 +144,10 @@ def fsync_probe(workdir: Path, n: int = 2000) -> dict:
 
 
 def prepare(d: Path, n_words: int, cfg: BenchConfig) -> dict:
-    from scroll.bench import corpus as C
-
     d.mkdir(parents=True, exist_ok=True)
     if cfg.shape == "chat":
         c = C.generate(n_words, seed=cfg.seed, long_share=cfg.long_share)
     else:
-        from scroll.bench.shapes import generate_shape
         c = generate_shape(cfg.shape, n_words, cfg.seed)
     ev = c.events
     tail = min(cfg.tail, len(ev) // 2)
@@ -180,7 +181,6 @@ def _spawn(system: str, d: Path, cfg: BenchConfig) -> dict:
 # ------------------------------------------------------------------ worker side
 class _Ours:
     def __init__(self, path: str, durability: str, flush_docs: int | None = None):
-        from scroll.events import EventLog
         self.path = path
         self.options = {"flush_docs": flush_docs} if flush_docs else None
         self.log = EventLog(path, durability=durability, index_options=self.options)
@@ -188,7 +188,6 @@ class _Ours:
 
     def reopen(self, durability):
         self.log.close()
-        from scroll.events import EventLog
         self.log = EventLog(self.path, durability=durability, index_options=self.options)
 
     def index_bytes(self) -> int:
@@ -209,15 +208,12 @@ class _Ours:
 
 class _Fts:
     def __init__(self, path: str, durability: str, fields: bool = False):
-        from scroll.bench.fts5 import Fts5Config, Fts5Log
-        from scroll.search.documents import DEFAULT_MODEL
         self.path = path
         self.config = Fts5Config.like(DEFAULT_MODEL) if fields else Fts5Config.raw()
         self.log = Fts5Log(path, synchronous=durability, config=self.config)
 
     def reopen(self, durability):
         self.log.close()
-        from scroll.bench.fts5 import Fts5Log
         self.log = Fts5Log(self.path, synchronous=durability, config=self.config)
 
     def index_bytes(self) -> int:
@@ -428,7 +424,6 @@ def _recall(log, qs: list, seqs: list[int]) -> dict | None:
 
 def _session_kw(log, session: str | None) -> dict:
     """EventLog.search takes an allowed set `sessions`; the FTS5 peer takes one `session`."""
-    from scroll.events import EventLog
     if isinstance(log, EventLog):
         return {"sessions": None if session is None else {session}}
     if isinstance(log, _Bm25sStatic):
@@ -459,19 +454,16 @@ def quality(cfg: BenchConfig) -> dict:
 
 
 def quality_generated(d: Path, cfg: BenchConfig) -> dict:
-    from scroll.bench import corpus as C
     c = C.generate(cfg.quality_words, seed=cfg.quality_seed)
     return _quality(d, c.events, c.questions, f"generated seed={cfg.quality_seed}, {c.params['words']:,} words")
 
 
 def quality_locomo(d: Path, path: str) -> dict:
-    from scroll.bench import locomo
     events, questions = locomo.load(path)
     return _quality(d, events, questions, f"LoCoMo {Path(path).name}")
 
 
 def _quality(d: Path, events, questions, name: str, k: int = 10) -> dict:
-    from scroll.bench import recall as R
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
     systems = {"ours": R.scroll_searcher(events, d / "ours.db", k=k),

@@ -17,6 +17,7 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+from .table import ORDER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,8 +31,6 @@ def _abs(p: str) -> Path:  # the runs start in ROOT: a relative path means the c
 
 
 def add_suite_args(ap: argparse.ArgumentParser, *, name_default: str | None = None, concurrency: str = "4") -> None:
-    from .table import ORDER  # every manager (scroll.managers), in the table's order
-
     ap.add_argument("--managers", default=",".join(ORDER), help=f"comma-separated managers [default: {','.join(ORDER)}]")
     ap.add_argument("--model-url", help="OpenAI-compatible server URL (the backbone for every manager)")
     ap.add_argument("--llm", help="LLM config name/path instead of --model-url")
@@ -48,8 +47,6 @@ def add_suite_args(ap: argparse.ArgumentParser, *, name_default: str | None = No
 
 
 def managers_of(ap: argparse.ArgumentParser, a: argparse.Namespace) -> list[str]:
-    from .table import ORDER
-
     managers = [m.strip() for m in a.managers.split(",") if m.strip()]
     unknown = sorted(set(managers) - set(ORDER))
     if unknown or not managers:

@@ -22,6 +22,7 @@ from pathlib import Path
 from scroll.provenance import git_sha, machine, versions
 from scroll.runner import RUNNER_ERROR, load_records
 from scroll.stats import wilson
+from scroll.tasks.catalog import category_of
 
 ORDER = ("scroll", "truncate", "rag", "lcm", "lcm-context", "no_log", "no_kernel", "no_index")
 
@@ -52,7 +53,6 @@ def build_table(run_dirs: list[str | os.PathLike], *, allow_mixed_backbones: boo
     models = sorted({str(r.model) for r in recs})
     if len(models) > 1 and not allow_mixed_backbones:
         raise ValueError(f"the records come from several backbones {models}: one table compares managers on ONE model")
-    from scroll.tasks.catalog import category_of
 
     cat = {id(r): category_of(r.kind) for r in recs}
     kinds = sorted(set(cat.values()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..labels import LabelStore
 from ..origin import Origin
 from ..records import check_time
 
@@ -116,8 +117,6 @@ def write_labels(log_path, parsed: Parsed, seqs: list[int]) -> list[str]:
     Returns the keys written (none when the format has no labels)."""
     records = labels_with_seqs(parsed, seqs)
     if records:
-        from ..labels import LabelStore
-
         LabelStore(log_path).put_many(records)
     return list(records)
 

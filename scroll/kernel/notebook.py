@@ -29,7 +29,12 @@ from typing import Any
 
 import scroll
 
-from .kernel import MS_CLIENT_SOURCE
+from scroll.capability import Capability
+from scroll.events import EventLog
+from scroll.files import FileAttacher
+from scroll.packs import get_pack
+from scroll.prompts import kernel_prelude
+from .kernel import Kernel, MS_CLIENT_SOURCE
 from .service import serve_in_thread
 
 _SERVED: list = []  # keep services (and their logs) alive for the notebook's lifetime
@@ -49,8 +54,6 @@ def connect_ms(db: str | os.PathLike, headlines=None, sessions: list[str] | None
     reads are limited to `sessions` (None: the whole log), as the run's were."""
     import warnings
 
-    from scroll.capability import Capability
-    from scroll.events import EventLog
 
     # bm25s pulls tqdm.auto, which warns in notebooks without ipywidgets
     warnings.filterwarnings("ignore", message="IProgress not found")
@@ -151,13 +154,7 @@ def replay_notebook(nb_path: str | os.PathLike, db: str | os.PathLike | None = N
 
     import nbformat
 
-    from scroll.capability import Capability
-    from scroll.events import EventLog
-    from scroll.files import FileAttacher
-    from scroll.packs import get_pack
-    from scroll.prompts import kernel_prelude
 
-    from .kernel import Kernel
 
     nb = nbformat.read(str(nb_path), as_version=4)
     info = nb.metadata.get("scroll") or {}

@@ -27,6 +27,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..llm.base import LLMError
 from .history import cut_to_tokens
 
 LEVELS = ("normal", "aggressive", "truncate")
@@ -106,8 +107,6 @@ def call_llm(llm: Any, messages: list[dict[str, str]], *, max_tokens: int, tempe
              usage: Usage, raise_errors: bool = False) -> str | None:
     """One completion; on LLMError: raised if `raise_errors`, else None (counted in
     `usage.failed_calls`)."""
-    from ..llm.base import LLMError
-
     try:
         c = llm.complete(messages, max_tokens=max_tokens, temperature=temperature)
     except LLMError:

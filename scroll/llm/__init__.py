@@ -16,6 +16,8 @@ from scroll.llm.base import (
     LLM, Completion, LLMError, Message, approx_count, complete_many,
 )
 from scroll.llm.config import LLMConfig
+from scroll.llm.local import TransformersLLM
+from scroll.llm.openai_http import OpenAILLM
 from scroll.llm.scripted import ScriptedLLM
 
 __all__ = ["LLM", "Completion", "LLMError", "LLMConfig", "Message", "ScriptedLLM",
@@ -28,12 +30,8 @@ def make_llm(cfg: LLMConfig) -> LLM:
         raise TypeError(f"make_llm needs an LLMConfig, got {type(cfg).__name__}")
     cfg.validate()
     if cfg.backend == "openai":
-        from scroll.llm.openai_http import OpenAILLM
-
         return OpenAILLM(cfg)
     if cfg.backend == "transformers":
-        from scroll.llm.local import TransformersLLM
-
         return TransformersLLM(cfg)
     if cfg.backend == "scripted":
         if not cfg.responses:
@@ -44,11 +42,7 @@ def make_llm(cfg: LLMConfig) -> LLM:
 
 def __getattr__(name: str):
     if name == "OpenAILLM":
-        from scroll.llm.openai_http import OpenAILLM
-
         return OpenAILLM
     if name == "TransformersLLM":
-        from scroll.llm.local import TransformersLLM
-
         return TransformersLLM
     raise AttributeError(f"module 'scroll.llm' has no attribute {name!r}")

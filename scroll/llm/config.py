@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
+from scroll import env
 
 BACKENDS = ("openai", "transformers", "scripted")
 DEVICES = ("auto", "cpu", "cuda")
@@ -170,9 +171,8 @@ class LLMConfig:
         p = Path(os.path.expandvars(self.model)).expanduser()
         if p.is_absolute() or p.exists():
             return p.resolve()
-        from scroll.env import models_dir   # SCROLL_MODELS_DIR, /models, ./var/models
 
-        alt = models_dir() / p
+        alt = env.models_dir() / p
         return alt if alt.exists() else p.resolve()
 
     def to_dict(self) -> dict[str, Any]:
@@ -202,9 +202,7 @@ def normalize_base_url(url: Any) -> str:
 def preset_dirs() -> list[Path]:
     """`<dir>/llm` for every config dir (scroll.env.config_dirs: $SCROLL_CONFIG_DIR, the
     checkout's configs/, the packaged defaults), first match wins."""
-    from scroll.env import config_dirs
-
-    return [d / "llm" for d in config_dirs()]
+    return [d / "llm" for d in env.config_dirs()]
 
 
 def find_preset(path_or_name: str | os.PathLike) -> Path:

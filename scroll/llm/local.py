@@ -20,11 +20,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scroll import env
 from scroll.llm.base import (
     INSTALL_MODEL, Completion, LLMError, Message, check_messages, check_stop, cut_at_stop,
 )
 from scroll.llm.config import LLMConfig
 from scroll.llm.constraints import Constraint
+from scroll.llm.grammar import GrammarCache
+from scroll.provenance import cpu_auto_dtype
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "HF_HUB_DISABLE_TELEMETRY": "1"}
@@ -50,11 +53,9 @@ def _import_transformers():
 def _check_folder(path: str | os.PathLike, what: str) -> Path:
     p = Path(path)
     if not p.is_dir():
-        from scroll.env import models_dir
-
         raise ValueError(f"{what} {str(path)!r} is not a local folder (the {what} must be a "
                          f"model folder on disk; nothing is downloaded). A relative name is looked up "
-                         f"under SCROLL_MODELS_DIR (else /models, else ./var/models; now {models_dir()}). "
+                         f"under SCROLL_MODELS_DIR (else /models, else ./var/models; now {env.models_dir()}). "
                          f"Build one offline with `scroll models tiny DIR` or `scroll models smollm2 DIR`.")
     return p
 
@@ -103,7 +104,6 @@ class TransformersLLM:
         dtype = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
                  "float16": torch.float16}[cfg.dtype]
         if dtype == "auto" and self.device == "cpu":  # the rule `scroll serve` uses: bf16 only with AMX-BF16
-            from scroll.provenance import cpu_auto_dtype
 
             dtype = getattr(torch, cpu_auto_dtype())
         t0 = time.perf_counter()
@@ -179,8 +179,6 @@ class TransformersLLM:
 
     def _grammar_cache(self):
         if self._grammars is None:
-            from scroll.llm.grammar import GrammarCache  # xgrammar: only when a call is constrained
-
             self._grammars = GrammarCache(self.tokenizer, int(self.model.config.vocab_size))
         return self._grammars
 

@@ -34,6 +34,7 @@ from scroll.llm.base import (
 )
 from scroll.llm.config import LLMConfig
 from scroll.llm.constraints import Constraint, openai_fields
+from scroll.llm.local import count_with_tokenizer, load_tokenizer
 
 _ERR_BODY = 500          # characters of a server error body quoted in an LLMError
 _COUNT_CACHE = 4096      # token counts remembered (LRU)
@@ -435,10 +436,7 @@ class OpenAILLM:
     def _count_uncached(self, text_or_messages: str | list[Message]) -> int:
         if self.cfg.tokenizer_path:
             if self._tokenizer is None:
-                from scroll.llm.local import load_tokenizer
-
                 self._tokenizer = load_tokenizer(self.cfg.tokenizer_path)
-            from scroll.llm.local import count_with_tokenizer
 
             return count_with_tokenizer(self._tokenizer, text_or_messages)
         if self._server_tokenize is None:

@@ -16,6 +16,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from scroll.agent import Agent
+from scroll.lcm.config import LcmConfig, sizes_for
+from scroll.lcm.store import store_path
+from scroll.lcm.toolbox import LcmToolbox
 from .base import Answer, Budget
 from .loop import ScrollManager, raise_on_backend_error, task_text
 
@@ -36,8 +40,6 @@ class LcmLoopManager:
             raise ValueError(f"lcm: {sorted(bad)} come from the budget, not options")
 
     def config(self, budget: Budget):
-        from scroll.lcm.config import LcmConfig, sizes_for
-
         cfg = ScrollManager(loop=self.loop).config(budget)
         w = budget.context_window
         ctx = max(128, cfg.hard_budget // 2)
@@ -45,14 +47,10 @@ class LcmLoopManager:
 
     def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
                question_date: str | None = None) -> Answer:
-        from scroll.agent import Agent
-        from scroll.lcm.toolbox import LcmToolbox
-
         t0 = time.perf_counter()
         loop_cfg, lcm_cfg = self.config(budget)
         granted = None if sessions is None else list(sessions)
         session = f"{self.name}-{uuid.uuid4().hex[:8]}"
-        from scroll.lcm.store import store_path
 
         box = LcmToolbox(log, session, llm, config=lcm_cfg, store_path=store_path(log, self.store_path, self.store_dir),
                          token_cap=self.token_cap,

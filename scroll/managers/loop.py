@@ -17,6 +17,9 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
+from scroll.agent import Agent
+from scroll.config import LoopConfig
+from scroll.llm.base import LLMError
 from .base import Answer, Budget
 
 MARGIN = 200  # tokens of the window kept free for the chat template and counter drift
@@ -33,8 +36,6 @@ def task_text(question: str, question_date: str | None) -> str:
 def raise_on_backend_error(res: Any) -> None:
     """The managers' contract: a failing backend raises (it is never an answer)."""
     if res.reason == "backend_error":
-        from scroll.llm.base import LLMError
-
         raise LLMError(res.error or "the model backend failed")
 
 
@@ -52,8 +53,6 @@ class ScrollManager:
             raise ValueError(f"unknown scroll variant {self.name!r}; known: {sorted(ABLATIONS)}")
 
     def config(self, budget: Budget):
-        from scroll.config import LoopConfig
-
         base = LoopConfig.load(self.loop) if self.loop else LoopConfig()
         hard = budget.prompt_tokens - MARGIN
         return replace(base, hard_budget=hard, soft_budget=max(1, hard * 3 // 4),
@@ -61,8 +60,6 @@ class ScrollManager:
 
     def answer(self, log: Any, question: str, *, sessions: Iterable[str] | None, llm: Any, budget: Budget,
                question_date: str | None = None) -> Answer:
-        from scroll.agent import Agent
-
         t0 = time.perf_counter()
         session = f"{self.name}-{uuid.uuid4().hex[:8]}"
         with Agent.open(log, llm, self.config(budget), session=session) as agent:

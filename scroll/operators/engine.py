@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..capability import ALL_SESSIONS, CapabilityError, _int
+from ..llm import LLMConfig, make_llm
 from ..llm.base import approx_count
 from ..llm.constraints import Support, probe
 from ..origin import Origin
@@ -86,8 +87,6 @@ class OperatorEngine:
         if self._map_llm is None:
             name = self.limits.map_llm
             if name:
-                from ..llm import LLMConfig, make_llm
-
                 self._map_llm, self._own_map_llm = make_llm(LLMConfig.from_yaml(name)), True
             else:
                 self._map_llm = self.loop_llm

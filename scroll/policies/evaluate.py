@@ -14,15 +14,14 @@ answered "unknown" at once; "wrong": a program ran and gave a wrong or no answer
 from __future__ import annotations
 
 from typing import Callable
+from scroll.events import EventLog
+from scroll.packs.generated.programs import match_program
+from scroll.policies.harness import SimKernel, run_episode
+from scroll.policies.teachers import make_teacher
 
 
 def teacher_accuracy(taskset, splits: list[str] | None = None,
                      progress: Callable[[dict], None] | None = None, teacher: str = "reference") -> dict:
-    from scroll.events import EventLog
-    from scroll.packs.generated.programs import match_program
-    from scroll.policies.teachers import make_teacher
-    from scroll.policies.harness import SimKernel, run_episode
-
     names = splits or list(taskset.splits)
     unknown = [n for n in names if n not in taskset.splits]
     if unknown:

@@ -26,10 +26,12 @@ from typing import Any
 from scroll.capability import Capability
 from scroll.executor import ExecResult
 from scroll.files import FileAttacher
-from scroll.kernel.ms_client import Ms
+from scroll.kernel.ms_client import Ms, MsError
 from scroll.origin import Origin
 from scroll.packs import check_kernel_pack, get_pack
 from scroll.prompts import kernel_prelude
+from scroll.records import estimate_tokens
+from scroll.reply import extract_code
 
 
 class LocalMs(Ms):
@@ -41,8 +43,6 @@ class LocalMs(Ms):
         self._cap = capability
 
     def _call(self, method, **params):
-        from scroll.kernel.ms_client import MsError
-
         rep = self._cap.handle({"id": 0, "method": method, "params": params})
         if not rep.get("ok"):
             raise MsError(rep.get("error"))
@@ -132,9 +132,6 @@ class Episode:
 def run_episode(policy, log, question: str, *, kernel: SimKernel | None = None, max_steps: int = 8, sessions=None,
                 system: str = "You write Python against `ms`; only printed output comes back.") -> Episode:
     """Drive `policy` on one question: the loop's message layout, exposures fed back."""
-    from scroll.events import estimate_tokens
-    from scroll.reply import extract_code
-
     pack = getattr(policy, "pack", None)
     kernel = kernel or SimKernel(log, session=f"episode-{log.max_seq() + 1}", sessions=sessions, pack=pack)
     check_kernel_pack(kernel, pack)

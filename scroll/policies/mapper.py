@@ -32,6 +32,7 @@ import time
 from typing import Any
 
 from scroll.llm.base import Completion, approx_count
+from scroll.operators.llm_map import MAP_SYSTEM
 
 BACKEND = "rule-mapper"
 VERSION = 1
@@ -118,8 +119,6 @@ def pick(label: str | None, allowed: list | None) -> str | None:
 
 def is_map_call(messages: list[dict]) -> bool:
     """Whether `messages` are an llm_map item call (its fixed system message)."""
-    from scroll.operators.llm_map import MAP_SYSTEM
-
     return bool(messages) and messages[0].get("role") == "system" and messages[0].get("content") == MAP_SYSTEM
 
 

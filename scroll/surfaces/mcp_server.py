@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scroll import __version__
 from .bind import check_bind as _check_bind
 from .mcp_service import McpError, McpService
 
@@ -56,7 +57,6 @@ def build_server(svc: McpService) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-    from scroll import __version__
 
     server = MCPServer("scroll", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 

@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from ..capability import Capability
+from ..config import LoopConfig
+from ..events import EventLog
 from ..files import FileAttacher
+from ..headlines import FileRef, HeadlineIndex
+from ..importers import check_event
+from ..kernel import Kernel, SandboxError
+from ..kernel.sandbox import check_sandbox
 from ..origin import Origin
 
 MAX_LOG_EVENTS = 1000  # rows one `log` call may append
@@ -71,8 +77,6 @@ class McpConfig:
     @classmethod
     def from_loop(cls, db: Path, session: str, *, loop_config: str | None = None, **overrides: Any) -> "McpConfig":
         """The run_python limits of the loop's kernel (loop.yaml, scroll.config), then `overrides`."""
-        from ..config import LoopConfig
-
         loop = LoopConfig.load(loop_config)
         base = {"cell_timeout": loop.cell_timeout, "memory_limit": loop.memory_limit,
                 "max_output_chars": loop.max_output_chars, "tier_cap": loop.tier_cap}
@@ -83,8 +87,6 @@ class McpConfig:
 def check_log_rows(rows: Any, session: str) -> list[dict]:
     """`log` rows -> rows for EventLog.append_many in `session`, origin history; a row that
     names another session or origin, or is malformed, is refused with its index."""
-    from ..importers import check_event
-
     if not isinstance(rows, list) or not rows:
         raise McpError("events must be a non-empty list of {role, text, kind?, time?, meta?}")
     if len(rows) > MAX_LOG_EVENTS:
@@ -114,8 +116,6 @@ def sandbox_unavailable() -> str | None:
     kernel's advice to pass sandbox='off': this surface has no unsandboxed mode."""
     import sys
 
-    from ..kernel import SandboxError
-    from ..kernel.sandbox import check_sandbox
 
     try:
         check_sandbox(sys.executable)
@@ -129,8 +129,6 @@ class McpService:
     worker threads)."""
 
     def __init__(self, cfg: McpConfig, *, log: Any = None):
-        from ..events import EventLog
-
         self.cfg = cfg
         self._own_log = log is None
         self.log = EventLog(cfg.db) if log is None else log
@@ -154,8 +152,6 @@ class McpService:
 
     def headline_entries(self) -> list[dict]:
         """The session's headline index, rebuilt from its logged (agent-origin) leaves."""
-        from ..headlines import FileRef, HeadlineIndex
-
         index = HeadlineIndex(self.cfg.tier_cap)
         for ev in self.log.events(session=self.cfg.session, kind="headline"):
             m = ev.meta or {}
@@ -204,7 +200,6 @@ class McpService:
                 f"run_python is unavailable: {why}. This server runs no "
                 "unsandboxed code: run `scroll mcp` as root (e.g. a root-owned service over streamable "
                 "HTTP, see docs/mcp.md); log, search, expand and headlines keep working.")
-        from ..kernel import Kernel
 
         kw = {"memory_limit": self.cfg.memory_limit, "max_output_chars": self.cfg.max_output_chars,
               "timeout": self.cfg.cell_timeout, **self.cfg.extra}

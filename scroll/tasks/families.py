@@ -31,6 +31,7 @@ import datetime as dt
 import random
 from dataclasses import dataclass, field
 
+from .grammars import expand
 from .pools import ALL, Pool
 from .task import Task
 from .wordings import TRAIN, get_wording
@@ -67,7 +68,6 @@ class Gen:
         templates = get_wording(self.wording).get(key) or TRAIN[key]
         template = rng.choice(templates)
         if "[" in template:  # a grammar frame (scroll.tasks.grammars): its [a|b] groups drawn with the same rng
-            from .grammars import expand
 
             template = expand(template, rng)
         return template.format(**slots)

@@ -21,12 +21,15 @@ import json
 import random
 from dataclasses import dataclass, field
 
-from ..events import estimate_tokens
+from ..events import EventLog, estimate_tokens
+from ..labels import LabelStore
+from ..origin import Origin
 from .catalog import DEFAULT_FAMILIES, FAMILIES
 from .families import Gen
 from .filler import session_turns
 from .pools import get_pool
 from .task import Task
+from .wordings import get_wording
 
 GENERATOR = "scroll.tasks/2"
 
@@ -58,8 +61,6 @@ def build_history(seed: int = 0, target_tokens: int = 200_000, families: list[st
                   min_sessions: int = 40, exchanges: tuple[int, int] = (5, 14)) -> History:
     """Generate filler sessions (at least `min_sessions`, each `exchanges` user/assistant
     pairs) until `target_tokens`, then plant every family's facts."""
-    from .wordings import get_wording
-
     rng = random.Random(seed)
     names = list(families or DEFAULT_FAMILIES)
     unknown = [n for n in names if n not in FAMILIES]
@@ -149,10 +150,6 @@ def build_demo_log(path, seed: int = 0, target_tokens: int = 200_000, families: 
     exactly this generated history (same stamp in its sidecar), it is reused as is; any
     other non-empty log is refused (FileExistsError) rather than mixed with generated events.
     """
-    from ..events import EventLog
-    from ..labels import LabelStore
-    from ..origin import Origin
-
     h = build_history(seed=seed, target_tokens=target_tokens, families=families, **history_kw)
     stamp = dict(h.params, digest=h.digest(), events=len(h.rows), tokens=h.n_tokens,
                  sessions=[x["session"] for x in h.sessions])

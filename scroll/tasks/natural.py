@@ -46,6 +46,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .. import env
+from ..events import EventLog
 from .pools import get_pool
 from .splits import TaskRef, TaskSet
 from .task import Task
@@ -61,10 +63,8 @@ class NaturalError(ValueError):
 
 def questions_path(name_or_path: str | os.PathLike) -> Path:
     """A file path, or a name found as `tasks/<name>.questions.jsonl` on the config search path."""
-    from ..env import config_file
-
     p = Path(name_or_path)
-    found = p if p.is_file() else config_file(f"tasks/{name_or_path}.questions.jsonl")
+    found = p if p.is_file() else env.config_file(f"tasks/{name_or_path}.questions.jsonl")
     if found is None:
         raise NaturalError(f"no questions file {str(name_or_path)!r}: not a file, and no "
                            f"tasks/{name_or_path}.questions.jsonl on the config search path")
@@ -128,8 +128,6 @@ class Facts:
 
     def text(self) -> str:
         if self._text is None:
-            from ..events import EventLog
-
             with EventLog(self.db, readonly=True) as log:
                 parts = [e.text or "" for e in log.events()]
             parts += [json.dumps(t.to_dict(), ensure_ascii=False) for t in self.tasks.values()]

@@ -37,8 +37,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import env
+from ..labels import LabelError, LabelStore
 from .catalog import FAMILIES, KINDS
-from .history import GENERATOR
+from .history import GENERATOR, build_demo_log
 from .pools import get_pool
 from .task import Task
 from .wordings import get_wording, wording_role
@@ -101,14 +103,13 @@ class TaskSetSpec:
         """A YAML file path, or a name found as `tasks/<name>.yaml` on the config search path."""
         import yaml
 
-        from ..env import config_dirs, config_file
 
         p = Path(name_or_path)
         if not p.is_file():
-            found = config_file(f"tasks/{name_or_path}.yaml")
+            found = env.config_file(f"tasks/{name_or_path}.yaml")
             if found is None:
                 raise ValueError(f"no task-set spec {str(name_or_path)!r}: not a file, and no tasks/{name_or_path}.yaml "
-                                 f"in {', '.join(str(d) for d in config_dirs())}")
+                                 f"in {', '.join(str(d) for d in env.config_dirs())}")
             p = found
         try:
             raw = yaml.safe_load(p.read_text(encoding="utf-8"))
@@ -197,8 +198,6 @@ class TaskSet:
 
     @classmethod
     def load(cls, out_dir: str | os.PathLike) -> "TaskSet":
-        from ..labels import LabelStore
-
         root = Path(out_dir)
         path = root / MANIFEST
         try:
@@ -255,8 +254,6 @@ def _remove_log(db: Path) -> None:
 
 
 def _stamp_matches(db: Path, params: dict) -> dict | None:
-    from ..labels import LabelError, LabelStore
-
     if not db.exists():
         return None
     try:
@@ -282,8 +279,6 @@ def build_taskset(spec: TaskSetSpec, out_dir: str | os.PathLike,
     """Write the task set (see the module docstring) and return it loaded.
 
     `progress(event)` gets {"split", "n", "done", "total", "reused", "tokens"} after each history."""
-    from .history import build_demo_log
-
     spec.validate()
     root = Path(out_dir)
     manifest_path = root / MANIFEST

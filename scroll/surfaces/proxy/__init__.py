@@ -13,6 +13,7 @@ Needs the `proxy` extra (`pip install -e '.[proxy]'`).
 """
 from __future__ import annotations
 
+from ..bind import check_bind as _check_bind, is_loopback, loopback_hosts
 from .config import ProxyConfig, ProxyConfigError
 
 INSTALL = "pip install -e '.[proxy]'"
@@ -28,8 +29,6 @@ def _require() -> None:
 
 def check_bind(host: str, token: str | None) -> None:
     """A non-loopback bind needs a token (>= 16 characters); raises ProxyConfigError."""
-    from ..bind import check_bind as _check_bind
-
     _check_bind(host, token, surface="the proxy", reach="anyone who can reach it could read and write "
                 "conversations in the log (clients send the token as their api_key)", error=ProxyConfigError)
 
@@ -37,8 +36,7 @@ def check_bind(host: str, token: str | None) -> None:
 def create_app(cfg: ProxyConfig, *, host: str = "127.0.0.1", token: str | None = None, service=None):
     """The Starlette app; a loopback bind without a token answers loopback Host headers only."""
     _require()
-    from ..bind import is_loopback, loopback_hosts
-    from .app import create_app as make
+    from .app import create_app as make  # lazy: the app needs the optional extra (starlette), checked first
 
     hosts = loopback_hosts(host) if is_loopback(host) and not token else None
     return make(cfg, token=token, allowed_hosts=hosts, service=service)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from scroll import env
 
 RETRIEVAL_MODES = ("search", "off")            # "search": top-k ms.search for the newest user message
 CONVERSATION_KEYS = ("auto", "header", "first-messages")
@@ -78,9 +79,7 @@ class ProxyConfig:
         """`path`, else `proxy.yaml` on the config search path (scroll.env.config_dirs), else
         the built-in defaults; then `overrides` (None values: flags not given)."""
         if path is None:
-            from scroll.env import config_file
-
-            path = config_file("proxy.yaml")
+            path = env.config_file("proxy.yaml")
         data: dict[str, Any] = {}
         if path is not None:
             import yaml

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ...capability import Capability
+from ... import env
+from ...events import EventLog
 from .config import ProxyConfig
 from .conversation import Conversation, ConversationStore, ProxyRequestError, conversation_id, parse_messages
 from .view import TokenCounter, ViewPlan, build_view, check_fits
@@ -68,13 +70,10 @@ class Prepared:
 
 class ProxyService:
     def __init__(self, cfg: ProxyConfig, *, log: Any = None, counter: TokenCounter | None = None):
-        from ...events import EventLog
-        from ...env import default_db
-
         self.cfg = cfg
         self._own_log = log is None
         if log is None:
-            db = cfg.db or default_db()
+            db = cfg.db or env.default_db()
             db.parent.mkdir(parents=True, exist_ok=True)
             log = EventLog(db)
         self.log = log

@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 from ...headlines import HeadlineIndex
 from ...llm.base import GENERATION_PROMPT, PER_MESSAGE_OVERHEAD, ROLES, approx_count, approx_count_text
+from ...llm.config import LLMConfig
+from ...llm.openai_http import OpenAILLM
 from .config import ProxyConfig
 from .conversation import Conversation, ProxyRequestError, Turn
 
@@ -43,9 +45,6 @@ class TokenCounter:
     def __init__(self, cfg: ProxyConfig):
         self._llm = None
         if cfg.token_counter == "auto":
-            from ...llm.config import LLMConfig
-            from ...llm.openai_http import OpenAILLM
-
             self._llm = OpenAILLM(LLMConfig(base_urls=[cfg.upstream], model="auto", max_retries=1,
                                             timeout_s=min(cfg.timeout_s, 60.0),
                                             api_key_env=cfg.upstream_api_key_env))

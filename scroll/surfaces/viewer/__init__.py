@@ -11,6 +11,8 @@ a CDN. Needs the `viewer` extra (`pip install -e '.[viewer]'`).
 """
 from __future__ import annotations
 
+from ..bind import is_loopback, loopback_hosts
+from .access import check_bind
 from .config import ViewerConfig
 
 INSTALL = "pip install -e '.[viewer]'"
@@ -27,7 +29,7 @@ def _require() -> None:
 def create_app(config: ViewerConfig):
     """The Starlette app for `config` (a ViewerConfig)."""
     _require()
-    from .app import create_app as make
+    from .app import create_app as make  # lazy: the app needs the optional extra (starlette), checked first
 
     return make(config)
 
@@ -35,8 +37,6 @@ def create_app(config: ViewerConfig):
 def serve(config: ViewerConfig, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning") -> None:
     """Check the bind (scroll.surfaces.viewer.access.check_bind), then serve until interrupted."""
     _require()
-    from ..bind import is_loopback, loopback_hosts
-    from .access import check_bind
 
     check_bind(host, config.token)
     from dataclasses import replace
