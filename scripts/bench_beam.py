@@ -12,7 +12,7 @@ metric: the records and the table name it). --limit N runs the first N questions
 """
 import sys
 
-from scroll.bench.suite import benchmark_main
+from bench_suite import benchmark_main
 
 if __name__ == "__main__":
     sys.exit(benchmark_main("beam", __doc__))

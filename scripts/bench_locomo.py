@@ -10,7 +10,7 @@ correct = F1 >= 0.5. --limit N runs the file's first N questions.
 """
 import sys
 
-from scroll.bench.suite import benchmark_main
+from bench_suite import benchmark_main
 
 if __name__ == "__main__":
     sys.exit(benchmark_main("locomo", __doc__))

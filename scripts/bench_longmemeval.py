@@ -11,7 +11,7 @@ an "I don't know" phrase), named in every record. --limit N runs the first N que
 """
 import sys
 
-from scroll.bench.suite import benchmark_main
+from bench_suite import benchmark_main
 
 if __name__ == "__main__":
     sys.exit(benchmark_main("longmemeval", __doc__))

@@ -7,7 +7,7 @@
 Each manager is the `scroll bench run` a user would type (same backbone, same Budget, each
 task on a snapshot of its history, judged by the task's checker); the report is
 `scroll bench report` over all of them, recomputed from the records. Progress is shown live.
-The loop is scroll.bench.suite's, shared with scripts/bench_{longmemeval,locomo,beam,oolong}.py.
+The loop is scripts/bench_suite.py's, shared with scripts/bench_{longmemeval,locomo,beam,oolong}.py.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    from scroll.bench.suite import add_suite_args, managers_of, run_suite
+    from bench_suite import add_suite_args, managers_of, run_suite
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--taskset", required=True, help="task set folder (scroll tasks build)")

@@ -10,7 +10,7 @@ item labels and answers in its label sidecar); categories are the tasks. Scored 
 """
 import sys
 
-from scroll.bench.suite import benchmark_main
+from bench_suite import benchmark_main
 
 if __name__ == "__main__":
     sys.exit(benchmark_main("oolong", __doc__))

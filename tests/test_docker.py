@@ -214,16 +214,26 @@ def _check_scroll_args(args: list[str]) -> None:
             assert rest and root.commands.get(rest[0]) is not None, f"`scroll {rest[:1]}` missing"
 
 
-def test_readme_run_lines_match_the_dockerfile(df):
-    readme = REPO / "README.md"
-    if not readme.exists():
-        pytest.skip("README.md not written yet")
-    check_run_lines(readme.read_text(), df)
+def test_guide_run_lines_match_the_dockerfile(df):
+    check_run_lines((REPO / "docs" / "guide.md").read_text(), df)
 
 
 def test_canonical_docker_section_passes(df):
-    # docker/README-gpu.md is the section README.md carries (pasted verbatim)
-    check_run_lines((REPO / "docker" / "README-gpu.md").read_text(), df)
+    # docker/README-gpu.md is the section docs/guide.md carries (pasted verbatim)
+    text = (REPO / "docker" / "README-gpu.md").read_text()
+    check_run_lines(text, df)
+    assert text.strip() in (REPO / "docs" / "guide.md").read_text()
+
+
+def test_the_readmes_docker_lines_are_the_guides(df):
+    """The README's short version: its build and run lines are lines of the checked section."""
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", readme, re.S)
+    docker = [b for b in blocks if "docker run" in b]
+    assert len(docker) == 1, "the README shows one docker block"
+    guide = {" ".join(c) for c in _readme_commands((REPO / "docs" / "guide.md").read_text())}
+    cmds = _readme_commands(README_HEADING + "\n```bash\n" + docker[0] + "```\n")
+    assert cmds and all(" ".join(c) in guide for c in cmds), cmds
 
 
 @pytest.mark.parametrize("old, new", [

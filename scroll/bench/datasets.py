@@ -7,7 +7,7 @@ Formats (detected from the content, or named): `longmemeval` (a JSON list of ins
 haystack each), `locomo` (locomo10.json: conversations with `qa`), `beam` (a chat.json; its
 probing questions are found beside it, BEAM's `probing_questions/probing_questions.json`, or
 named with `probing=`; a BEAM chat folder works too) and `oolong` (scroll.bench.oolong's file or
-a list of OOLONG-synth rows). See shared/notes/stack-facts.md for the fields.
+a list of OOLONG-synth rows). See docs/stack-notes.md for the fields.
 
 Each history gets its own EventLog under `import_dir` (questions that share a history share
 its log: a LoCoMo conversation, a BEAM chat, an OOLONG context window; LongMemEval has one

@@ -8,7 +8,7 @@ evidence dia_ids become event indices. Image turns carry a BLIP caption; with
 `captions=True` (default) it is appended to the text as "[image: ...]" for every system
 alike, since that is what a chat agent saw.
 
-Format (see shared/notes/stack-facts.md): a list of `{sample_id, conversation:
+Format (see docs/stack-notes.md): a list of `{sample_id, conversation:
 {speaker_a, speaker_b, session_N_date_time, session_N: [{speaker, dia_id, text,
 img_url?, blip_caption?}]}, qa: [{question, answer|adversarial_answer, evidence:
 [dia_id], category}]}`. The data is not shipped here (no download at run time): pass

@@ -17,9 +17,10 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
-from .table import ORDER
 
-ROOT = Path(__file__).resolve().parents[2]
+from scroll.bench.table import ORDER
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _scroll() -> str:

@@ -1,10 +1,6 @@
-"""The README's search tables, generated from the committed result files (never typed in).
-
-    python -m scroll.bench.readme_tables            # print the block
-    python -m scroll.bench.readme_tables --write    # replace it in README.md between the markers
-
-tests/test_readme_tables.py fails when README.md and the result files disagree.
-"""
+"""The search tables of docs/benchmarks.md, rendered from the committed result files under a
+repository root (never typed in). `scripts/benchmark_tables.py` writes them between the markers;
+tests/test_benchmark_tables.py fails when the document and the result files disagree."""
 from __future__ import annotations
 
 import json
@@ -14,7 +10,6 @@ from pathlib import Path
 
 from scroll.bench.recall_sets import PAIRED_NOTE, paired_cells
 
-ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- search-tables:begin -->", "<!-- search-tables:end -->"
 SPEED = ("results/bench/search-13m-long.json", "results/bench/search-10m-chat.json")
 RECALL = "results/bench/recall-sets.json"
@@ -117,7 +112,7 @@ def speed_table(res: dict) -> str:
     return head + "\n".join(lines) + "\n" + tail
 
 
-def runs_table(root: Path = ROOT) -> str:
+def runs_table(root: Path) -> str:
     """Every committed run of the two speed benches (the tables' files and `RUNS`' repeats), each
     corpus's runs in the order they ran: the appends' tails vary with the disk and the VM, and one
     run's table can't show that."""
@@ -210,7 +205,8 @@ def ab_table(res: dict) -> str:
     return head + "\n".join(lines) + "\n"
 
 
-def block(root: Path = ROOT) -> str:
+def block(root: Path) -> str:
+    """Every search table whose result file exists under `root`, in the document's order."""
     parts = []
     if (root / RECALL).exists():
         parts.append(recall_table(json.loads((root / RECALL).read_text())))
@@ -229,20 +225,12 @@ def block(root: Path = ROOT) -> str:
     return "\n".join(parts)
 
 
-def replace_in(readme: str, new_block: str) -> str:
-    a, b = readme.index(BEGIN) + len(BEGIN), readme.index(END)
-    return readme[:a] + "\n" + new_block + readme[b:]
+def replace_in(doc: str, new_block: str) -> str:
+    a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    return doc[:a] + "\n" + new_block + doc[b:]
 
 
-def current(readme: str) -> str:
-    a, b = readme.index(BEGIN) + len(BEGIN), readme.index(END)
-    return readme[a:b].strip("\n") + "\n"
+def current(doc: str) -> str:
+    a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    return doc[a:b].strip("\n") + "\n"
 
-
-if __name__ == "__main__":
-    text = block()
-    if "--write" in sys.argv:
-        path = ROOT / "README.md"
-        path.write_text(replace_in(path.read_text(), text))
-    else:
-        print(text)
