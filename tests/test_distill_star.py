@@ -474,7 +474,7 @@ def test_script_steps_skip_resume_and_move_stale_outputs(tmp_path, monkeypatch):
             raise SystemExit("failed")
         return {"step": step}
 
-    monkeypatch.setattr(mod, "sh", fake_sh)
+    monkeypatch.setattr(mod.distill_steps, "sh", fake_sh)
     work = tmp_path / "w"
     out = work / "eval-x"
     out.mkdir(parents=True)
@@ -606,7 +606,7 @@ def test_script_rounds_continue_the_student_or_start_from_base(tmp_path, monkeyp
     mod = _script()
     calls, trained = [], []
     no_new = set() if from_base else {"sft-data-r1"}
-    monkeypatch.setattr(mod, "sh", _fake_scroll(calls, no_new, trained))
+    monkeypatch.setattr(mod.distill_steps, "sh", _fake_scroll(calls, no_new, trained))
     student, work = tmp_path / "student", tmp_path / "work"
     argv = ["distill_cpu.py", "--name", "sim", "--rounds", "2", "--work", str(work), "--student", str(student),
             "--tasksets", str(tmp_path / "tasksets"), "--results", str(tmp_path / "res"),
@@ -661,7 +661,7 @@ def test_script_redoes_runs_when_a_teacher_or_the_kernel_helpers_change(tmp_path
 
     def evals() -> list[str]:
         calls: list = []
-        monkeypatch.setattr(mod, "sh", _fake_scroll(calls, set()))
+        monkeypatch.setattr(mod.distill_steps, "sh", _fake_scroll(calls, set()))
         mod.main()
         return sorted(s for s, _ in calls if s.startswith("eval_"))
 
@@ -677,7 +677,7 @@ def test_script_trains_on_hand_written_questions_of_a_train_role_set_only(tmp_pa
     held-out kinds skipped), its runs exported with the teacher's; the natural TEST set is refused."""
     mod = _script()
     calls = []
-    monkeypatch.setattr(mod, "sh", _fake_scroll(calls, set()))
+    monkeypatch.setattr(mod.distill_steps, "sh", _fake_scroll(calls, set()))
     base = ["distill_cpu.py", "--name", "sim", "--rounds", "0", "--work", str(tmp_path / "work"),
             "--student", str(tmp_path / "student"), "--tasksets", str(tmp_path / "tasksets"),
             "--results", str(tmp_path / "res")]
