@@ -87,11 +87,7 @@ def _model_backend(model_url: Optional[str], llm_cfg: Optional[str], required: b
         return None
     from scroll.llm import LLMConfig, make_llm
 
-    overrides = {}
-    if model_url:
-        overrides["base_urls"] = [u.strip() for u in model_url.split(",") if u.strip()]
-    cfg = LLMConfig.from_yaml(llm_cfg or "openai", **overrides)
-    return make_llm(cfg)
+    return make_llm(LLMConfig.from_flags(model_url, llm_cfg))
 
 
 def _show_step(c, label: str):

@@ -48,10 +48,7 @@ def data_refs(data: Path, fmt: Optional[str], probing: Optional[Path], import_di
         from scroll.llm import LLMConfig, make_llm
         from scroll.runner import Serialized
 
-        over = {"base_urls": [u.strip() for u in judge_url.split(",") if u.strip()]} if judge_url else {}
-        cfg = LLMConfig.from_yaml(judge_llm or "openai", **over, **({"model": judge_model} if judge_model else {}))
-        cfg.validate()
-        backend = Serialized(make_llm(cfg))
+        backend = Serialized(make_llm(LLMConfig.from_flags(judge_url, judge_llm, model=judge_model)))
     elif judge_model:
         raise ValueError("--judge-model goes with --judge-url / --judge-llm")
     try:

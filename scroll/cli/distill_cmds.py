@@ -93,15 +93,7 @@ def _backend_factory(teacher: Optional[str], model_url: Optional[str], llm: Opti
     from scroll.llm import LLMConfig, make_llm
     from scroll.runner import Serialized
 
-    overrides = {}
-    if model_url:
-        overrides["base_urls"] = [u.strip() for u in model_url.split(",") if u.strip()]
-    if model:
-        overrides["model"] = model
-    if seed is not None:
-        overrides["seed"] = seed
-    cfg = LLMConfig.from_yaml(llm or "openai", **overrides)
-    cfg.validate()
+    cfg = LLMConfig.from_flags(model_url, llm, model=model, seed=seed)
     if cfg.backend == "transformers":  # one copy of the weights, one generate at a time
         shared = Serialized(make_llm(cfg))
         return (lambda: shared), "model"

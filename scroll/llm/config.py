@@ -92,6 +92,18 @@ class LLMConfig:
         except (TypeError, ValueError) as e:
             raise ValueError(f"{p}: {e}") from None
 
+    @classmethod
+    def from_flags(cls, url: str | None = None, preset: str | None = None, **overrides: Any) -> "LLMConfig":
+        """The one way command-line flags become a backend config: `preset` (a name under configs/llm/
+        or a path; default "openai") with `url` (comma-separated base URLs) and every other override
+        that is not None; validated."""
+        over = {k: v for k, v in overrides.items() if v is not None}
+        if url:
+            over["base_urls"] = [u.strip() for u in url.split(",") if u.strip()]
+        cfg = cls.from_yaml(preset or "openai", **over)
+        cfg.validate()
+        return cfg
+
     # ------------------------------------------------------------------ validation
     def validate(self) -> "LLMConfig":
         """Check every field (types, ranges, URLs); raise ValueError naming the field."""
