@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scroll.env import read_yaml
+
 
 class ConfigError(ValueError):
     """A config or data problem found before any model loads; the message says what to fix."""
@@ -186,11 +188,9 @@ def find_config(name_or_path: str | os.PathLike) -> Path:
 
 def load_config(name_or_path: str | os.PathLike, **overrides: Any) -> SFTRunConfig:
     """Read the YAML, apply non-None overrides, validate. No model loads."""
-    import yaml
-
     path = find_config(name_or_path)
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+        raw = read_yaml(path)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     return SFTRunConfig.from_dict(raw, source=str(path)).with_overrides(**overrides).validate()

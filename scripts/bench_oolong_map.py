@@ -54,8 +54,7 @@ MAPPER_ARMS = ("guided", "unguided")
 def llm_config(args):
     from scroll.llm import LLMConfig
 
-    return LLMConfig.from_yaml("openai", base_urls=[u.strip() for u in args.model_url.split(",") if u.strip()],
-                               model=args.model, timeout_s=args.timeout).validate()
+    return LLMConfig.from_flags(args.model_url, model=args.model, timeout_s=args.timeout)
 
 
 def mapper_yaml(args, folder: Path) -> Path:

@@ -94,15 +94,7 @@ class LoopConfig:
     def from_yaml(cls, path: str | Path | None = None, **overrides: Any) -> "LoopConfig":
         data: dict[str, Any] = {}
         if path is not None:
-            import yaml
-
-            try:
-                raw = yaml.safe_load(Path(path).read_text()) or {}
-            except yaml.YAMLError as e:
-                raise ValueError(f"{path}: not valid YAML: {e}") from None
-            if not isinstance(raw, dict):
-                raise ValueError(f"{path}: expected a mapping")
-            data = raw.get("loop", raw)
+            data = dict(env.read_yaml(path, section="loop"))
         data.update({k: v for k, v in overrides.items() if v is not None})
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known

@@ -80,3 +80,26 @@ def config_file(relpath: str | os.PathLike, environ: Mapping[str, str] | None = 
         if cand.is_file():
             return cand
     return None
+
+
+def read_yaml(path: str | os.PathLike, section: str | None = None) -> dict:
+    """The one reader of the project's YAML files (loop, LLM, model, task-set, SFT, proxy and recall-set
+    configs): the mapping in `path`, or the one under `section:` when the file has that key; an empty
+    file is {}. ValueError naming the file when it cannot be read, is not YAML or is not a mapping;
+    each config type checks its own fields."""
+    import yaml  # a light-core dependency, loaded when a config is read, not at import
+
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"{path}: cannot be read ({e.strerror or e})") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"{path}: not valid YAML: {e}") from None
+    raw = {} if raw is None else raw
+    if section is not None and isinstance(raw, dict) and section in raw:
+        raw = raw[section]
+    if not isinstance(raw, dict):
+        where = f" (under `{section}:`)" if section else ""
+        raise ValueError(f"{path}: expected a mapping{where}, got {type(raw).__name__}")
+    return raw
+

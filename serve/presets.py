@@ -182,15 +182,11 @@ def list_presets() -> list[str]:
 
 
 def load_preset(name: str, overrides: Mapping[str, Any] | None = None) -> ServeConfig:
-    import yaml
-
     path = find_preset(name)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a preset is a mapping of ServeConfig fields")
+        data = dict(scroll_env.read_yaml(path))
+    except ValueError as e:
+        raise ConfigError(f"{e} (a preset is a mapping of ServeConfig fields)") from None
     data.setdefault("name", path.stem)
     for k, v in (overrides or {}).items():
         if v is None:

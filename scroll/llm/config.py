@@ -77,16 +77,8 @@ class LLMConfig:
     @classmethod
     def from_yaml(cls, path: str | os.PathLike, **overrides: Any) -> "LLMConfig":
         """Load a YAML preset (a path, or a name under configs/llm/) and apply overrides."""
-        import yaml
-
         p = find_preset(path)
-        try:
-            data = yaml.safe_load(p.read_text()) or {}
-        except yaml.YAMLError as e:
-            raise ValueError(f"{p}: not valid YAML: {e}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{p}: expected a mapping of LLMConfig fields, got "
-                             f"{type(data).__name__}")
+        data = env.read_yaml(p)
         try:
             return cls.from_dict(data, **overrides)
         except (TypeError, ValueError) as e:

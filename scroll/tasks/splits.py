@@ -101,9 +101,6 @@ class TaskSetSpec:
     @classmethod
     def load(cls, name_or_path: str | os.PathLike) -> "TaskSetSpec":
         """A YAML file path, or a name found as `tasks/<name>.yaml` on the config search path."""
-        import yaml
-
-
         p = Path(name_or_path)
         if not p.is_file():
             found = env.config_file(f"tasks/{name_or_path}.yaml")
@@ -111,11 +108,7 @@ class TaskSetSpec:
                 raise ValueError(f"no task-set spec {str(name_or_path)!r}: not a file, and no tasks/{name_or_path}.yaml "
                                  f"in {', '.join(str(d) for d in env.config_dirs())}")
             p = found
-        try:
-            raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except yaml.YAMLError as e:
-            raise ValueError(f"{p}: not valid YAML ({e})") from None
-        return cls.from_dict(raw)
+        return cls.from_dict(env.read_yaml(p))
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -14,12 +14,11 @@ from __future__ import annotations
 import os
 import re
 
-import yaml
-
 from scroll.bench import lexicon as L
 from scroll.bench.corpus import Corpus, generate
 from scroll.bench.shapes.long import _Long
 from scroll.bench.shapes.tool import _Tool
+from scroll.env import read_yaml
 
 SHAPES = ("chat", "long", "tool")
 _TOK = re.compile(r"\b\w\w+\b")
@@ -35,8 +34,7 @@ def load_sets(path: str = "configs/recall-sets.yaml") -> dict:
     """The evaluation sets (configs/recall-sets.yaml); a relative path missing here is read from the repo root."""
     if not os.path.exists(path) and not os.path.isabs(path):
         path = os.path.join(os.path.dirname(__file__), "..", "..", "..", path)
-    with open(path, encoding="utf-8") as f:
-        return yaml.safe_load(f)
+    return read_yaml(path)
 
 
 def generate_shape(shape: str, n_words: int = 1_000_000, seed: int = 0) -> Corpus:

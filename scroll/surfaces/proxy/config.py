@@ -82,15 +82,10 @@ class ProxyConfig:
             path = env.config_file("proxy.yaml")
         data: dict[str, Any] = {}
         if path is not None:
-            import yaml
-
             try:
-                raw = yaml.safe_load(Path(path).read_text()) or {}
-            except (OSError, yaml.YAMLError) as e:
-                raise ProxyConfigError(f"{path}: {e}") from None
-            if not isinstance(raw, dict) or not isinstance(raw.get("proxy", raw), dict):
-                raise ProxyConfigError(f"{path}: expected a mapping (under `proxy:`)")
-            data = dict(raw.get("proxy", raw))
+                data = dict(env.read_yaml(path, section="proxy"))
+            except ValueError as e:
+                raise ProxyConfigError(str(e)) from None
         data.update({k: v for k, v in overrides.items() if v is not None})
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
