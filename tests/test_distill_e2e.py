@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_small_distillation_experiment(tmp_path, smollm2_dir):
     res_dir = tmp_path / "results"
     cmd = [sys.executable, str(ROOT / "scripts" / "distill_cpu.py"), "--name", "ci", "--spec", "distill-ci",
-           "--sft-config", "smollm2-135m-ci", "--train", "3", "--test", "2", "--max-steps", "24",
+           "--sft-config", "smollm2-135m-ci", "--train", "3", "--test", "2", "--max-steps", "10",
            "--rounds", "1", "--samples", "2", "--sample-tasks", "3", "--natural-spec", "natural-dev",
            "--concurrency", "4",
            "--work", str(tmp_path / "work"), "--student", str(smollm2_dir), "--results", str(res_dir)]
@@ -52,7 +52,7 @@ def test_small_distillation_experiment(tmp_path, smollm2_dir):
             assert train["steps"] is None and not (work / "sft-r1" / "merged").exists()
             continue
         assert (res_dir / f"ci-loss-r{r}.png").read_bytes()[:8] == png
-        assert train["steps"] == 24 and train["tokens_trained"] > 0
+        assert train["steps"] == 10 and train["tokens_trained"] > 0
         assert train["final_train_loss"] < train["first_train_loss"]
     if new_in_r1:
         stamp = json.loads((work / "sft-r1" / "merged" / "scroll-model.json").read_text())
