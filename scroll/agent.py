@@ -20,20 +20,21 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
+from .capability import ALL_SESSIONS
 from .config import LoopConfig
 from .controls import show_controls
+from .executor import Executor
 from .files.attach import file_refs
 from .headlines import render_files
-from .llm.constraints import REPLY_PATTERN, Regex, Support, probe
-from .capability import ALL_SESSIONS
-from .executor import Executor
 from .llm.base import LLMError
+from .llm.constraints import REPLY_PATTERN, Regex, Support, probe
 from .origin import Origin
 from .prompts import SYSTEM_PROMPT, system_prompt as pack_system_prompt
 from .records import estimate_tokens
 from .reply import NO_CODE, extract_code, extract_headline
 from .session import Session, history_sessions, open_session
 from .view import Step, View, chatml, history_preamble, prefix_reuse
+
 
 @dataclass
 class StepRecord:

@@ -7,10 +7,10 @@ import pytest
 
 from scroll import EventLog
 from scroll.agent import Agent
-from scroll.reply import NO_CODE, extract_code
 from scroll.config import LoopConfig
 from scroll.llm import LLMError
 from scroll.llm.scripted import ScriptedLLM
+from scroll.reply import NO_CODE, extract_code
 
 pytestmark = pytest.mark.sandbox
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from scroll.tasks.check import check_answer
 from scroll.tasks.catalog import CATEGORIES, FAMILIES, KINDS, category_of
+from scroll.tasks.check import check_answer
 from scroll.tasks.families_memory import ABSENT_FRIENDS, ABSENT_PETS, ABSENT_RELATIVES, MEMORY_FAMILIES
 from scroll.tasks.history import build_history
 from scroll.tasks.pools import ALL

@@ -10,12 +10,12 @@ import os
 
 import pytest
 
+from scroll.capability import Capability
 from scroll.events import EventLog
 from scroll.executor import ExecResult
 from scroll.kernel import Kernel, SandboxError
 from scroll.kernel import sandbox as sbx
 from scroll.kernel import uids
-from scroll.capability import Capability
 
 pytestmark = pytest.mark.sandbox
 

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from scroll.bench.oolong import LABELS, generate_window, write_oolong
 from scroll.operators.llm_map import item_messages
-from scroll.policies.reference import ReferencePolicy
 from scroll.policies.mapper import RuleMapper, classify, instance_of
 from scroll.policies.oolong_programs import Ask, instruction, match_oolong, parse_query
+from scroll.policies.reference import ReferencePolicy
 
 SCHEMA = {"type": "object", "properties": {"label": {"enum": list(LABELS)}}, "required": ["label"]}
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from scroll.policies.harness import SimKernel, run_episode
 from scroll.policies.reference import BACKEND, ReferencePolicy
 from scroll.reply import extract_code
-from scroll.policies.harness import SimKernel, run_episode
 from scroll.tasks import build_demo_log
 
 

@@ -25,8 +25,8 @@ pytest.importorskip("jinja2")
 
 from scroll.capability import Capability  # noqa: E402
 from scroll.events import EventLog  # noqa: E402
-from scroll.surfaces.viewer import ViewerConfig, create_app  # noqa: E402
 from scroll.surfaces.bind import loopback_hosts  # noqa: E402
+from scroll.surfaces.viewer import ViewerConfig, create_app  # noqa: E402
 from scroll.surfaces.viewer.access import AccessError, check_bind  # noqa: E402
 from scroll.surfaces.viewer.timeline import LoggedEvent, headline_tree  # noqa: E402
 

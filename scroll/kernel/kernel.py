@@ -51,8 +51,8 @@ from .output import OutputCollector, format_error
 from .process import KernelDied, KernelProcess
 from .replay import Cell, replayable_cells
 from .sandbox import Limits, RuntimeDir, check_sandbox, parse_size
-from .uids import allocate_uid, uid_peak_vm, uid_tasks, wait_uid_empty
 from .service import MsSocketServer
+from .uids import allocate_uid, uid_peak_vm, uid_tasks, wait_uid_empty
 
 MS_CLIENT_SOURCE = (Path(__file__).parent / "ms_client.py").read_text()
 

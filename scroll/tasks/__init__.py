@@ -16,8 +16,8 @@ splits (task-set specs, build_taskset, TaskSet), check (answer normalization), f
 """
 from __future__ import annotations
 
-from .check import check_answer, parse_dates, parse_numbers
 from .catalog import DEFAULT_FAMILIES, FAMILIES
+from .check import check_answer, parse_dates, parse_numbers
 from .history import History, build_demo_log, build_history
 from .splits import TaskRef, TaskSet, TaskSetSpec, build_taskset
 from .task import Task

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ...capability import Capability
 from ... import env
+from ...capability import Capability
 from ...events import EventLog
 from .config import ProxyConfig
 from .conversation import Conversation, ConversationStore, ProxyRequestError, conversation_id, parse_messages
