@@ -67,3 +67,18 @@ def test_agent_over_a_session_runs_and_points_the_capability_at_its_view(log):
         res = agent.run("Where do I live?", sessions=["h"])
         assert res.answer == "Lisbon" and res.reason == "final"
         assert agent.sess.headlines.index is agent.view.index
+
+
+def test_every_executor_implements_the_protocol(log):
+    from scroll.executor import Executor
+    from scroll.kernel import Kernel
+    from scroll.lcm.config import LcmConfig
+    from scroll.lcm.toolbox import LcmToolbox
+
+    assert isinstance(SimKernel(log, "e1"), Executor)
+    box = LcmToolbox(log, "e2", ScriptedLLM(["x"]), config=LcmConfig())
+    try:
+        assert isinstance(box, Executor)
+    finally:
+        box.close()
+    assert all(callable(getattr(Kernel, m)) for m in ("execute", "close"))  # the sandboxed one: tests/test_kernel.py
