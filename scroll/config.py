@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from scroll import env
+from . import env
 from .packs import pack_names
 
 
@@ -124,7 +124,6 @@ def find_named(path: str | Path) -> Path:
     name = str(path)
     if p.is_file() or "/" in name or p.suffix:
         return p
-
     found = env.config_file(f"loop/{name}.yaml")
     if found is None:
         known = sorted({c.stem for d in env.config_dirs() for c in (d / "loop").glob("*.yaml")})

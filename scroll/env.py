@@ -102,4 +102,3 @@ def read_yaml(path: str | os.PathLike, section: str | None = None) -> dict:
         where = f" (under `{section}:`)" if section else ""
         raise ValueError(f"{path}: expected a mapping{where}, got {type(raw).__name__}")
     return raw
-

@@ -46,6 +46,10 @@ from .records import Event, Hit, check_str, check_time, estimate_tokens, origin_
 
 logger = logging.getLogger(__name__)
 
+INLINE_MAX = 64 * 1024  # characters kept in the row; longer texts go to the payload store
+PREVIEW_CHARS = 2000
+_BATCH = 256  # rows per fetch when streaming
+
 
 def _search():
     """scroll.search, imported on first use: numpy and bm25s load when a log is searched or indexed,
@@ -53,10 +57,6 @@ def _search():
     from . import search  # lazy: numpy + bm25s cost ~0.25 s, paid only by a log that searches
 
     return search
-
-INLINE_MAX = 64 * 1024  # characters kept in the row; longer texts go to the payload store
-PREVIEW_CHARS = 2000
-_BATCH = 256  # rows per fetch when streaming
 
 
 class EventLog:
@@ -304,10 +304,9 @@ class EventLog:
                 f"SELECT seq, session, time, kind, role, text, payload, {origin} FROM events WHERE seq > ? "
                 "ORDER BY seq LIMIT ?", (after, limit),
             ).fetchall()
-        return [
-            _search().IndexDoc(seq=s, session=se, kind=k, role=r, time=t, text=self.payloads.open_text(p) if p else x, origin=o)
-            for s, se, t, k, r, x, p, o in rows
-        ]
+        doc = _search().IndexDoc
+        return [doc(seq=s, session=se, kind=k, role=r, time=t, text=self.payloads.open_text(p) if p else x, origin=o)
+                for s, se, t, k, r, x, p, o in rows]
 
     # ------------------------------------------------------------------- read
     def _event(self, row, cls=Event, **extra) -> Event:
@@ -466,8 +465,8 @@ class EventLog:
             if v is not None:
                 check_str(name, v, empty_ok=True)
         filters = _search().Filters(sessions=str_set(sessions, "sessions"), origins=origin_set(origins), kind=kind,
-                          role=role, since=since, until=until,
-                          seq_range=tuple(seq_range) if seq_range is not None else None)
+                                    role=role, since=since, until=until,
+                                    seq_range=tuple(seq_range) if seq_range is not None else None)
         with self._lock:
             ranked = self.index.search(query, k=int(k), filters=filters)
             if not ranked:

@@ -9,7 +9,6 @@ import sqlite3
 from pathlib import Path
 
 
-
 def snapshot(conn: sqlite3.Connection, lock, payload_root: Path, dest: str | os.PathLike) -> Path:
     """Copy the log open on `conn` (events by SQLite's backup API, under `lock`; then the payloads
     under `payload_root`, hard-linked where possible: content-addressed, never rewritten) to a NEW

@@ -263,7 +263,6 @@ def _fresh_snapshot(src: Path, dest: Path) -> None:
     """A snapshot of `src` at `dest`, replacing what an interrupted earlier attempt left there."""
     import shutil
 
-
     for p in (dest, Path(f"{dest}-wal"), Path(f"{dest}-shm")):
         p.unlink(missing_ok=True)
     for d in (Path(f"{dest}.payloads"), Path(f"{dest}.index")):

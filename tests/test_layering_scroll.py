@@ -158,8 +158,9 @@ def test_no_import_cycles_inside_scroll():
 def test_function_level_imports_are_few_and_each_says_why():
     lazy = lazy_imports(ROOT)
     assert len(lazy) <= MAX_LAZY, lazy
+    paths = modules(ROOT)
     for mod, line, stmt in lazy:
-        path = modules(ROOT)[mod][0]
+        path = paths[mod][0]
         lines = path.read_text().splitlines()
         said = "#" in lines[line - 1] or lines[line - 2].strip().startswith("#")
         assert said, f"{path.relative_to(ROOT)}:{line} `{stmt}` needs a one-line reason (a comment)"

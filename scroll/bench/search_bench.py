@@ -75,7 +75,6 @@ class BenchConfig:
 
 
 def run(cfg: BenchConfig, progress=None) -> dict:
-
     say = progress or (lambda msg: None)
     root = Path(cfg.workdir or tempfile.mkdtemp(prefix="scroll-bench-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -257,7 +256,6 @@ class _Pos:
 
 
 def worker(system: str, d: Path, cfg: BenchConfig) -> dict:
-
     rss_start = report.peak_rss()
     load_start = os.getloadavg()
     wd = d / system

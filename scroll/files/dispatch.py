@@ -11,12 +11,11 @@ from .summary import (FileSummary, FileType, Summarizer, SummaryLimits, clip, de
                       summarize_empty, summarize_markdown, summarize_text)
 
 
-# ---- dispatch -------------------------------------------------------------------------------
-def _summarizers() -> dict[FileType, Summarizer]:
-    return {FileType.CSV: summarize_csv, FileType.TSV: summarize_csv, FileType.JSON: summarize_json,
-            FileType.JSONL: summarize_jsonl, FileType.PYTHON: summarize_python, FileType.CODE: summarize_code,
-            FileType.MARKDOWN: summarize_markdown, FileType.TEXT: summarize_text,
-            FileType.BINARY: summarize_binary, FileType.EMPTY: summarize_empty}
+SUMMARIZERS: dict[FileType, Summarizer] = {
+    FileType.CSV: summarize_csv, FileType.TSV: summarize_csv, FileType.JSON: summarize_json,
+    FileType.JSONL: summarize_jsonl, FileType.PYTHON: summarize_python, FileType.CODE: summarize_code,
+    FileType.MARKDOWN: summarize_markdown, FileType.TEXT: summarize_text,
+    FileType.BINARY: summarize_binary, FileType.EMPTY: summarize_empty}
 
 
 def bound(lines: list[str], max_tokens: int, more: str) -> str:
@@ -43,12 +42,11 @@ def summarize(fh: BinaryIO, size: int, name: str, limits: SummaryLimits | None =
     fh.seek(0)
     head = fh.read(min(limits.head_bytes, 1 << 16))
     ftype = detect_type(name, head, size)
-    table = _summarizers()
     try:
-        lines, facts = table[ftype](fh, size, name, limits)
+        lines, facts = SUMMARIZERS[ftype](fh, size, name, limits)
     except (ValueError, SyntaxError, RecursionError, MemoryError, UnicodeError, LookupError) as e:
         fallback = FileType.TEXT if ftype is not FileType.BINARY else FileType.BINARY
-        lines, facts = table[fallback](fh, size, name, limits)
+        lines, facts = SUMMARIZERS[fallback](fh, size, name, limits)
         lines = [f"(could not be read as {ftype}: {clip(f'{type(e).__name__}: {e}', 160)}; shown as {fallback})"] + lines
         facts = {**facts, "parse_error": clip(str(e), 160)}
         ftype = fallback

@@ -54,7 +54,6 @@ def connect_ms(db: str | os.PathLike, headlines=None, sessions: list[str] | None
     reads are limited to `sessions` (None: the whole log), as the run's were."""
     import warnings
 
-
     # bm25s pulls tqdm.auto, which warns in notebooks without ipywidgets
     warnings.filterwarnings("ignore", message="IProgress not found")
     d = tempfile.mkdtemp(prefix="scroll-ms-")
@@ -153,8 +152,6 @@ def replay_notebook(nb_path: str | os.PathLike, db: str | os.PathLike | None = N
     import shutil
 
     import nbformat
-
-
 
     nb = nbformat.read(str(nb_path), as_version=4)
     info = nb.metadata.get("scroll") or {}

@@ -175,8 +175,7 @@ class LLMConfig:
         p = Path(os.path.expandvars(self.model)).expanduser()
         if p.is_absolute() or p.exists():
             return p.resolve()
-
-        alt = env.models_dir() / p
+        alt = env.models_dir() / p  # SCROLL_MODELS_DIR, /models, ./var/models
         return alt if alt.exists() else p.resolve()
 
     def to_dict(self) -> dict[str, Any]:

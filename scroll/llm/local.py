@@ -104,7 +104,6 @@ class TransformersLLM:
         dtype = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
                  "float16": torch.float16}[cfg.dtype]
         if dtype == "auto" and self.device == "cpu":  # the rule `scroll serve` uses: bf16 only with AMX-BF16
-
             dtype = getattr(torch, cpu_auto_dtype())
         t0 = time.perf_counter()
         try:

@@ -437,7 +437,6 @@ class OpenAILLM:
         if self.cfg.tokenizer_path:
             if self._tokenizer is None:
                 self._tokenizer = load_tokenizer(self.cfg.tokenizer_path)
-
             return count_with_tokenizer(self._tokenizer, text_or_messages)
         if self._server_tokenize is None:
             self._probe_tokenize()

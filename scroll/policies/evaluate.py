@@ -14,6 +14,7 @@ answered "unknown" at once; "wrong": a program ran and gave a wrong or no answer
 from __future__ import annotations
 
 from typing import Callable
+
 from scroll.events import EventLog
 from scroll.packs.generated.programs import match_program
 from scroll.policies.harness import SimKernel, run_episode

@@ -32,9 +32,12 @@ from scroll.llm.base import Completion, approx_count
 from scroll.reply import extract_code
 
 from .mapper import RuleMapper, is_map_call
+
 _TAG = re.compile(r"^HEADLINE: .* \| step (\d+): (\w+) \| next: ", re.M)
 _TASK = re.compile(r"^\s*Task:\s*(.+?)\s*$", re.M)
 _ANSWER = re.compile(r"^ANSWER: (.*?) \| evidence seqs:", re.M)
+
+
 def _content(m: dict) -> str:
     c = m.get("content", "")
     if isinstance(c, list):  # OpenAI content parts

@@ -57,7 +57,6 @@ def build_server(svc: McpService) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-
     server = MCPServer("scroll", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def call(fn, *args, error: type[Exception] = ToolError, **kw) -> Any:

@@ -116,7 +116,6 @@ def sandbox_unavailable() -> str | None:
     kernel's advice to pass sandbox='off': this surface has no unsandboxed mode."""
     import sys
 
-
     try:
         check_sandbox(sys.executable)
     except SandboxError as e:

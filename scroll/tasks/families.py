@@ -68,7 +68,6 @@ class Gen:
         templates = get_wording(self.wording).get(key) or TRAIN[key]
         template = rng.choice(templates)
         if "[" in template:  # a grammar frame (scroll.tasks.grammars): its [a|b] groups drawn with the same rng
-
             template = expand(template, rng)
         return template.format(**slots)
 
